@@ -1,0 +1,58 @@
+import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding'
+import type { RandomBytes } from '../shared/random.ts'
+
+// Contract §4: manual (monitor and alert), assisted (prepare changes, wait for approval),
+// automatic (apply SPF updates and advance the DMARC policy when safe).
+export const AUTOMATION_LEVELS = ['manual', 'assisted', 'automatic'] as const
+export type AutomationLevel = (typeof AUTOMATION_LEVELS)[number]
+
+export const DMARC_POLICIES = ['none', 'quarantine', 'reject', 'missing'] as const
+export type DmarcPolicy = (typeof DMARC_POLICIES)[number]
+
+export type AreaStatus = 'unknown' | 'ok' | 'warning' | 'error' | 'missing'
+
+/** The posture summary stored with a domain; filled by the posture checks, `unknown` until the first one. */
+export interface DomainStatus {
+  dmarc: AreaStatus
+  spf: AreaStatus
+  dkim: AreaStatus
+  grade: string | null
+  checkedAt: Date | null
+}
+
+export interface Domain {
+  name: string
+  automationLevel: AutomationLevel
+  organizationId: number | null
+  verificationToken: string
+  verifiedAt: Date | null
+  dmarcPolicy: DmarcPolicy | null
+  status: DomainStatus
+  createdAt: Date
+}
+
+export const UNCHECKED_STATUS: DomainStatus = {
+  dmarc: 'unknown',
+  spf: 'unknown',
+  dkim: 'unknown',
+  grade: null,
+  checkedAt: null,
+}
+
+// Contract §4: ownership is proven by TXT `_dmarcwatch.<name>` = `dmarcwatch-verify=<token>`.
+export const VERIFICATION_LABEL = '_dmarcwatch'
+export const VERIFICATION_PREFIX = 'dmarcwatch-verify='
+
+export function newVerificationToken(random: RandomBytes): string {
+  return encodeBase32LowerCaseNoPadding(random(20))
+}
+
+export function verificationRecord(domain: Pick<Domain, 'name' | 'verificationToken'>): {
+  txtName: string
+  txtValue: string
+} {
+  return {
+    txtName: `${VERIFICATION_LABEL}.${domain.name}`,
+    txtValue: `${VERIFICATION_PREFIX}${domain.verificationToken}`,
+  }
+}

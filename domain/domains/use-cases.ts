@@ -1,0 +1,77 @@
+import type { Page, PageRequest } from '../shared/pagination.ts'
+import type { RandomBytes } from '../shared/random.ts'
+import { fail, invalid, ok, type Result } from '../shared/result.ts'
+import type { AutomationLevel, Domain } from './domain.ts'
+import { newVerificationToken } from './domain.ts'
+import { normalizeDomainName } from './domain-name.ts'
+import type { DomainFilter, DomainPatch, DomainStore, OrganizationLookup } from './ports.ts'
+
+export interface DomainDeps {
+  domains: DomainStore
+  organizations: OrganizationLookup
+}
+
+export interface AddDomainInput {
+  accountId: string
+  domainName: string
+  automationLevel?: AutomationLevel
+  organizationId?: number | null
+}
+
+export async function addDomain(
+  deps: DomainDeps & { random: RandomBytes },
+  input: AddDomainInput,
+): Promise<Result<Domain>> {
+  const checked = normalizeDomainName(input.domainName)
+  if (!checked.ok) return invalid('domain_name', checked.reason)
+  const organizationId = input.organizationId ?? null
+  if (organizationId !== null && !(await deps.organizations.exists(input.accountId, organizationId))) {
+    return invalid('organization_id', 'No organization with this id exists in your account.')
+  }
+  const created = await deps.domains.insert(input.accountId, {
+    name: checked.name,
+    automationLevel: input.automationLevel ?? 'manual',
+    organizationId,
+    verificationToken: newVerificationToken(deps.random),
+  })
+  if (created === 'duplicate')
+    return invalid('domain_name', `The domain ${checked.name} is already in your account.`)
+  return ok(created)
+}
+
+/**
+ * Path names go through the same normalisation as creation, so `/domains/Example.COM` finds
+ * `example.com`; an unusable name is simply not in the account (contract §2: no enumeration).
+ */
+export async function getDomain(deps: Pick<DomainDeps, 'domains'>, accountId: string, name: string) {
+  const checked = normalizeDomainName(name)
+  const domain = checked.ok ? await deps.domains.get(accountId, checked.name) : null
+  return domain === null ? fail<Domain>({ code: 'domain_not_found' }) : ok(domain)
+}
+
+export function listDomains(
+  deps: Pick<DomainDeps, 'domains'>,
+  accountId: string,
+  filter: DomainFilter,
+  page: PageRequest,
+): Promise<Page<Domain>> {
+  return deps.domains.list(accountId, filter, page)
+}
+
+export async function updateDomain(
+  deps: DomainDeps,
+  input: { accountId: string; name: string; patch: DomainPatch },
+): Promise<Result<Domain>> {
+  const found = await getDomain(deps, input.accountId, input.name)
+  if (!found.ok) return found
+  const { organizationId } = input.patch
+  if (
+    organizationId !== undefined &&
+    organizationId !== null &&
+    !(await deps.organizations.exists(input.accountId, organizationId))
+  ) {
+    return invalid('organization_id', 'No organization with this id exists in your account.')
+  }
+  const updated = await deps.domains.update(input.accountId, found.value.name, input.patch)
+  return updated === null ? fail({ code: 'domain_not_found' }) : ok(updated)
+}

@@ -1,0 +1,21 @@
+// Expected failures travel as values with stable codes; plugins/errors.ts maps them to HTTP in one place.
+
+export type Failure =
+  | { code: 'validation_failed'; message: string; errors: Record<string, string[]> }
+  | { code: 'invalid_token' }
+  | { code: 'domain_not_found' }
+  | { code: 'not_found'; resource: string }
+  | { code: 'spf_lookup_limit_exceeded'; lookups: number; limit: number }
+  | { code: 'dns_provider_authentication_failed'; provider: string }
+  | { code: 'payload_too_large'; limit: number }
+  | { code: 'rate_limited'; retryAfter: number }
+
+export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
+
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value })
+export const fail = <T = never>(failure: Failure): Result<T> => ({ ok: false, failure })
+
+/** A validation failure on one field, in the contract's `errors` shape. */
+export function invalid<T = never>(field: string, message: string): Result<T> {
+  return fail({ code: 'validation_failed', message, errors: { [field]: [message] } })
+}

@@ -1,0 +1,56 @@
+import type { PGlite } from '@electric-sql/pglite'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
+
+/** The Drizzle handle every repository takes: the same API on PostgreSQL and on PGlite. */
+export type Db = PgDatabase<PgQueryResultHKT>
+
+export type Database =
+  | {
+      kind: 'postgres'
+      db: Db
+      client: postgres.Sql
+      url: string
+      /** Set when the database is a running service's PGlite reached through its Unix socket. */
+      socketPath?: string
+      close(): Promise<void>
+    }
+  | { kind: 'pglite'; db: Db; pglite: PGlite; close(): Promise<void> }
+
+export interface PostgresOptions {
+  /** Pool size; the API and the worker share it. */
+  max?: number
+  /** Connect through a Unix socket file instead of the URL's host (used for a running service's PGlite). */
+  socketPath?: string
+}
+
+export function openPostgres(url: string, options: PostgresOptions = {}): Database {
+  const client = postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    ...(options.socketPath ? { path: options.socketPath } : {}),
+    connection: { application_name: 'dmarcwatch' },
+  })
+  const db = drizzlePostgres({ client, casing: 'snake_case' }) as unknown as Db
+  return {
+    kind: 'postgres',
+    db,
+    client,
+    url,
+    socketPath: options.socketPath,
+    close: () => client.end({ timeout: 5 }),
+  }
+}
+
+export function wrapPglite(pglite: PGlite, onClose: () => Promise<void>): Database {
+  const db = drizzlePglite({ client: pglite, casing: 'snake_case' }) as unknown as Db
+  return { kind: 'pglite', db, pglite, close: onClose }
+}
+
+/** Rows of a raw statement, whichever driver ran it (postgres.js returns an array, PGlite `{rows}`). */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[]
+  return ((result as { rows?: T[] }).rows ?? []) as T[]
+}

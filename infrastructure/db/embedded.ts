@@ -1,0 +1,129 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { type Database, openPostgres, wrapPglite } from './database.ts'
+
+// Only one process may open a PGlite directory. The process that opens it writes a lock file
+// (`O_EXCL`, so two racing processes cannot both win) naming its pid. A service also serves the
+// database on a Unix socket in DATA_DIR, named as psql expects (`psql -h DATA_DIR -U postgres`),
+// so the CLI can reach the same database while the service runs instead of opening it twice.
+
+const LOCK_FILE = 'dmarcwatch.lock'
+const SOCKET_FILE = '.s.PGSQL.5432'
+// sun_path is 108 bytes on Linux, including the terminating NUL.
+const MAX_SOCKET_PATH = 107
+
+export class DataDirBusyError extends Error {
+  constructor(dir: string, pid: number) {
+    super(`${dir} is in use by another dmarcwatch process (pid ${pid}) that does not serve it on a socket`)
+    this.name = 'DataDirBusyError'
+  }
+}
+
+interface LockInfo {
+  pid: number
+  /** Tells this process's own live locks from a stale one whose pid was reused (pid 1 in a container). */
+  nonce: string
+  socket: string | null
+}
+
+const heldByThisProcess = new Set<string>()
+
+function isLive(holder: LockInfo): boolean {
+  if (holder.pid === process.pid) return heldByThisProcess.has(holder.nonce)
+  return pidAlive(holder.pid)
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function readLock(path: string): LockInfo | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as LockInfo
+  } catch {
+    return null
+  }
+}
+
+/** Takes the directory lock, or returns the live holder. Removes a lock left by a dead process. */
+function takeLock(
+  dir: string,
+  socket: string | null,
+): { taken: true; nonce: string } | { taken: false; holder: LockInfo } {
+  const path = join(dir, LOCK_FILE)
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600)
+      const nonce = crypto.randomUUID()
+      writeSync(fd, JSON.stringify({ pid: process.pid, nonce, socket } satisfies LockInfo))
+      closeSync(fd)
+      heldByThisProcess.add(nonce)
+      return { taken: true, nonce }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const holder = readLock(path)
+      if (holder !== null && isLive(holder)) return { taken: false, holder }
+      rmSync(path, { force: true })
+    }
+  }
+  throw new Error(`could not take the lock ${path}`)
+}
+
+export interface EmbeddedOptions {
+  dataDir: string
+  /** Serve the database on a Unix socket for the CLI and psql (the service does; the CLI does not). */
+  serveSocket: boolean
+}
+
+/**
+ * Opens the embedded database in DATA_DIR. When another live process holds it and serves a socket,
+ * connects through that socket instead (a `postgres` Database); when it holds it without a socket,
+ * fails with DataDirBusyError rather than opening the directory twice.
+ */
+export async function openEmbedded(options: EmbeddedOptions): Promise<Database> {
+  const dir = resolve(options.dataDir)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const socketPath = join(dir, SOCKET_FILE)
+  const serve = options.serveSocket && socketPath.length <= MAX_SOCKET_PATH
+  const lock = takeLock(dir, serve ? socketPath : null)
+  if (!lock.taken) {
+    if (lock.holder.socket === null) throw new DataDirBusyError(dir, lock.holder.pid)
+    return openPostgres('postgres://postgres@localhost/postgres', { max: 1, socketPath: lock.holder.socket })
+  }
+  const release = () => {
+    heldByThisProcess.delete(lock.nonce)
+    rmSync(join(dir, LOCK_FILE), { force: true })
+  }
+  let pglite: PGlite
+  try {
+    pglite = await PGlite.create(join(dir, 'pgdata'))
+  } catch (error) {
+    release()
+    throw error
+  }
+  let server: PGLiteSocketServer | null = null
+  if (serve) {
+    rmSync(socketPath, { force: true })
+    server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 8 })
+    await server.start()
+  }
+  return wrapPglite(pglite, async () => {
+    await server?.stop()
+    await pglite.close()
+    if (server !== null) rmSync(socketPath, { force: true })
+    release()
+  })
+}
+
+/** An in-memory PGlite, for tests of the embedded path. */
+export async function openMemoryPglite(): Promise<Database> {
+  const pglite = await PGlite.create()
+  return wrapPglite(pglite, () => pglite.close())
+}

@@ -1,0 +1,92 @@
+import { and, asc, count, eq } from 'drizzle-orm'
+import type { AreaStatus, Domain, DomainStatus } from '../../domain/domains/domain.ts'
+import { UNCHECKED_STATUS } from '../../domain/domains/domain.ts'
+import type { DomainFilter, DomainPatch, DomainStore, NewDomain } from '../../domain/domains/ports.ts'
+import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
+import type { Db } from '../db/database.ts'
+import { isUniqueViolation } from '../db/errors.ts'
+import { domains } from '../db/schema/domains.ts'
+
+type Row = typeof domains.$inferSelect
+
+function toDomain(row: Row): Domain {
+  const status: DomainStatus =
+    row.status === null
+      ? UNCHECKED_STATUS
+      : {
+          dmarc: row.status.dmarc as AreaStatus,
+          spf: row.status.spf as AreaStatus,
+          dkim: row.status.dkim as AreaStatus,
+          grade: row.status.grade,
+          checkedAt: row.checkedAt,
+        }
+  return {
+    name: row.name,
+    automationLevel: row.automationLevel,
+    organizationId: row.organizationId,
+    verificationToken: row.verificationToken,
+    verifiedAt: row.verifiedAt,
+    dmarcPolicy: row.dmarcPolicy,
+    status,
+    createdAt: row.createdAt,
+  }
+}
+
+export function pgDomainStore(db: Db): DomainStore {
+  const scoped = (accountId: string, filter: DomainFilter) =>
+    and(
+      eq(domains.accountId, accountId),
+      filter.organizationId === undefined ? undefined : eq(domains.organizationId, filter.organizationId),
+    )
+  return {
+    async list(accountId, filter, page: PageRequest) {
+      const where = scoped(accountId, filter)
+      const [rows, totals] = await Promise.all([
+        db
+          .select()
+          .from(domains)
+          .where(where)
+          .orderBy(asc(domains.name))
+          .limit(page.perPage)
+          .offset(offsetOf(page)),
+        db.select({ total: count() }).from(domains).where(where),
+      ])
+      return { items: rows.map(toDomain), total: totals[0]?.total ?? 0 }
+    },
+
+    async get(accountId, name) {
+      const rows = await db
+        .select()
+        .from(domains)
+        .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
+        .limit(1)
+      return rows[0] === undefined ? null : toDomain(rows[0])
+    },
+
+    async insert(accountId, domain: NewDomain) {
+      try {
+        const rows = await db
+          .insert(domains)
+          .values({ accountId, ...domain })
+          .returning()
+        return toDomain(rows[0]!)
+      } catch (error) {
+        if (isUniqueViolation(error, 'domains_account_name_key')) return 'duplicate'
+        throw error
+      }
+    },
+
+    async update(accountId, name, patch: DomainPatch) {
+      const values: Partial<typeof domains.$inferInsert> = {}
+      if (patch.automationLevel !== undefined) values.automationLevel = patch.automationLevel
+      if (patch.organizationId !== undefined) values.organizationId = patch.organizationId
+      if (Object.keys(values).length === 0) return this.get(accountId, name)
+      const rows = await db
+        .update(domains)
+        .set(values)
+        .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
+        .returning()
+      return rows[0] === undefined ? null : toDomain(rows[0])
+    },
+  }
+}

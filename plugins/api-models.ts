@@ -1,0 +1,56 @@
+import { Elysia, t } from 'elysia'
+
+// Shared response shapes (contract §2), registered once so OpenAPI names them.
+
+export const ErrorBody = t.Object(
+  {
+    error: t.String({ description: 'Stable snake_case code', examples: ['not_found'] }),
+    message: t.String({ description: 'A human sentence' }),
+  },
+  { additionalProperties: true, description: 'Every error that is not a validation or rate-limit error' },
+)
+
+export const ValidationErrorBody = t.Object(
+  {
+    message: t.String({ examples: ['The domain_name field is required.'] }),
+    errors: t.Record(t.String(), t.Array(t.String()), {
+      examples: [{ domain_name: ['The domain_name field is required.'] }],
+    }),
+  },
+  { description: 'Status 400: the invalid fields, by the request’s own field names' },
+)
+
+export const RateLimitErrorBody = t.Object(
+  {
+    error: t.String({ examples: ['Rate limit exceeded. Retry in 12 seconds.'] }),
+    retry_after: t.Integer({ description: 'Seconds to wait; also in the Retry-After header' }),
+  },
+  { description: 'Status 429' },
+)
+
+export const PageMeta = t.Object({
+  total: t.Integer({ description: 'All matches, not just this page' }),
+  page: t.Integer(),
+  per_page: t.Integer(),
+  last_page: t.Integer(),
+})
+
+export const PaginationQuery = {
+  page: t.Optional(t.Integer({ minimum: 1, default: 1, description: '1-based page number' })),
+  per_page: t.Optional(
+    t.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Items per page (max 100)' }),
+  ),
+}
+
+export const apiModels = new Elysia({ name: 'api-models' }).model({
+  Error: ErrorBody,
+  ValidationError: ValidationErrorBody,
+  RateLimitError: RateLimitErrorBody,
+})
+
+/** The error responses every authenticated route can give. */
+export const authErrors = {
+  400: 'ValidationError',
+  401: 'Error',
+  429: 'RateLimitError',
+} as const

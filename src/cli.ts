@@ -1,0 +1,159 @@
+import { parseArgs } from 'node:util'
+import { createAccount, createToken, revokeToken } from '../domain/accounts/use-cases.ts'
+import type { Failure } from '../domain/shared/result.ts'
+import type { Database } from '../infrastructure/db/database.ts'
+import { DataDirBusyError } from '../infrastructure/db/embedded.ts'
+import { migrate } from '../infrastructure/db/migrate.ts'
+import { stores, systemRandom } from './compose.ts'
+import { type Config, ConfigError, loadConfig } from './config.ts'
+import { openDatabase } from './open-database.ts'
+
+// `bun run cli <command>`. Results go to stdout (JSON, or a bare token value); problems go to
+// stderr as one line, with a non-zero exit code.
+
+const USAGE = `usage: bun run cli <command>
+  migrate                                            apply database migrations
+  account create --email E [--password P | --password-stdin]
+                                                     create an account and its owner; prints JSON
+  token create --email E --name N [--expires-in-days D]
+                                                     prints the new API token alone on stdout
+  token revoke (--token VALUE | --id ID --email E)   revoke a token
+  token list --email E                               list the account's tokens as JSON (no secrets)`
+
+class CliError extends Error {}
+
+function describe(failure: Failure): string {
+  if (failure.code === 'validation_failed') return Object.values(failure.errors).flat().join(' ')
+  if (failure.code === 'not_found') return `no such ${failure.resource}`
+  return failure.code
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') throw new CliError(`--${name} is required\n${USAGE}`)
+  return value
+}
+
+async function readStdin(): Promise<string> {
+  return (await new Response(Bun.stdin.stream()).text()).replace(/\r?\n$/, '')
+}
+
+async function run(argv: string[], config: Config, database: Database): Promise<string> {
+  const [group, action] = argv
+  const { values } = parseArgs({
+    args: argv.slice(group === 'migrate' ? 1 : 2),
+    options: {
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      name: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+      token: { type: 'string' },
+      id: { type: 'string' },
+    },
+    strict: true,
+  })
+  const s = stores(database)
+  const now = new Date()
+  const command = `${group} ${action ?? ''}`.trim()
+  switch (command) {
+    case 'migrate':
+      return JSON.stringify({ migrated: true })
+    case 'account create': {
+      const password = values['password-stdin'] ? await readStdin() : values.password
+      const result = await createAccount(
+        { accounts: s.accounts, random: systemRandom, hashPassword: (p) => Bun.password.hash(p, 'argon2id') },
+        { email: required(values, 'email'), password },
+      )
+      if (!result.ok) throw new CliError(describe(result.failure))
+      const { accountId, userId, email, ingestKey } = result.value
+      return JSON.stringify({
+        account_id: accountId,
+        user_id: userId,
+        email,
+        report_address: `${ingestKey}@${config.ingestDomain}`,
+      })
+    }
+    case 'token create': {
+      const days = values['expires-in-days']
+      if (days !== undefined && !/^\d+$/.test(days))
+        throw new CliError('--expires-in-days takes a whole number')
+      const result = await createToken(
+        { accounts: s.accounts, tokens: s.tokens, random: systemRandom },
+        {
+          email: required(values, 'email'),
+          name: required(values, 'name'),
+          expiresInDays: days === undefined ? undefined : Number(days),
+          now,
+        },
+      )
+      if (!result.ok) throw new CliError(describe(result.failure))
+      return result.value.value
+    }
+    case 'token revoke': {
+      let input: Parameters<typeof revokeToken>[1]
+      if (values.token !== undefined) input = { value: values.token, now }
+      else {
+        const member = await s.accounts.findMembershipByEmail(required(values, 'email'))
+        if (member === null) throw new CliError('no such user')
+        input = { accountId: member.accountId, tokenId: required(values, 'id'), now }
+      }
+      const result = await revokeToken({ tokens: s.tokens }, input)
+      if (!result.ok) throw new CliError(describe(result.failure))
+      return JSON.stringify({
+        id: result.value.id,
+        name: result.value.name,
+        revoked_at: result.value.revokedAt,
+      })
+    }
+    case 'token list': {
+      const member = await s.accounts.findMembershipByEmail(required(values, 'email'))
+      if (member === null) throw new CliError('no such user')
+      const tokens = await s.tokens.list(member.accountId)
+      return JSON.stringify(
+        tokens.map((token) => ({
+          id: token.id,
+          name: token.name,
+          hint: token.hint,
+          expires_at: token.expiresAt,
+          revoked_at: token.revokedAt,
+          last_used_at: token.lastUsedAt,
+          created_at: token.createdAt,
+        })),
+      )
+    }
+    default:
+      throw new CliError(USAGE)
+  }
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2)
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+    console.log(USAGE)
+    return argv.length === 0 ? 2 : 0
+  }
+  let database: Database | null = null
+  try {
+    const config = loadConfig()
+    database = await openDatabase(config, { serveSocket: false, poolSize: 2 })
+    await migrate(database)
+    console.log(await run(argv, config, database))
+    return 0
+  } catch (error) {
+    if (error instanceof CliError || error instanceof ConfigError || error instanceof DataDirBusyError) {
+      console.error(error.message)
+      return error instanceof CliError && error.message.startsWith('usage') ? 2 : 1
+    }
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
+      console.error(`${error.message}\n${USAGE}`)
+      return 2
+    }
+    console.error(`error: ${error instanceof Error ? error.message : String(error)}`)
+    return 1
+  } finally {
+    await database?.close()
+  }
+}
+
+process.exit(await main())

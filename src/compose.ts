@@ -1,0 +1,89 @@
+import { Elysia } from 'elysia'
+import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
+import type { RandomBytes } from '../domain/shared/random.ts'
+import type { Database } from '../infrastructure/db/database.ts'
+import { migrationsApplied } from '../infrastructure/db/migrate.ts'
+import type { Logger } from '../infrastructure/logging/json-logger.ts'
+import { pgAccountStore } from '../infrastructure/repositories/pg-account-store.ts'
+import { pgDomainStore } from '../infrastructure/repositories/pg-domain-store.ts'
+import { pgOrganizationStore } from '../infrastructure/repositories/pg-organization-store.ts'
+import { pgRateLimitCounter } from '../infrastructure/repositories/pg-rate-limit-counter.ts'
+import { pgTokenStore } from '../infrastructure/repositories/pg-token-store.ts'
+import type { AuthDeps } from '../plugins/auth.ts'
+import { bodyLimit } from '../plugins/body-limit.ts'
+import { errorMapping } from '../plugins/errors.ts'
+import { requestLogging } from '../plugins/logging.ts'
+import { openApiDocs } from '../plugins/openapi.ts'
+import { requestId } from '../plugins/request-id.ts'
+import { routeTable } from '../plugins/route-table.ts'
+import type { Config } from './config.ts'
+import { domainRoutes } from './routes/domains.ts'
+import { healthRoutes } from './routes/health.ts'
+import { organizationRoutes } from './routes/organizations.ts'
+
+// The composition root: the one place that builds adapters and hands them to use cases and routes.
+
+export const VERSION = '0.1.0'
+
+export interface Runtime {
+  config: Config
+  database: Database
+  logger: Logger
+  now: () => Date
+  random: RandomBytes
+}
+
+export const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
+
+export function stores(database: Database) {
+  const db = database.db
+  return {
+    accounts: pgAccountStore(db),
+    tokens: pgTokenStore(db),
+    domains: pgDomainStore(db),
+    organizations: pgOrganizationStore(db),
+    counter: pgRateLimitCounter(db),
+  }
+}
+
+function policies(config: Config): AuthDeps['policies'] {
+  const minute = (scope: string, limit: number): RateLimitPolicy => ({ scope, limit, windowSeconds: 60 })
+  return {
+    api: minute('api', config.rateLimits.apiPerMinute),
+    public: minute('public', config.rateLimits.publicPerMinute),
+  }
+}
+
+export function buildApp(runtime: Runtime) {
+  const { config, database, logger, now, random } = runtime
+  const s = stores(database)
+  const auth: AuthDeps = {
+    tokens: s.tokens,
+    counter: s.counter,
+    policies: policies(config),
+    trustedHops: config.trustProxy,
+    now,
+  }
+  const routes = routeTable()
+  const api = new Elysia({ prefix: '/api/v1' })
+    .use(domainRoutes({ domains: s.domains, organizations: s.organizations, auth, random }))
+    .use(organizationRoutes({ domains: s.domains, organizations: s.organizations, auth }))
+
+  const app = new Elysia()
+    .use(requestId)
+    .use(requestLogging(logger))
+    .use(errorMapping({ logger, allowedMethods: routes.allowedMethods }))
+    .use(
+      bodyLimit({
+        defaultBytes: config.maxJsonBodyBytes,
+        byPrefix: [{ prefix: '/api/v1/ingest/messages', bytes: config.ingestMaxMessageBytes }],
+      }),
+    )
+    .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))
+    .use(healthRoutes({ ready: () => migrationsApplied(database) }))
+    .use(api)
+  routes.load(app.routes)
+  return app
+}
+
+export type App = ReturnType<typeof buildApp>

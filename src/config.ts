@@ -1,0 +1,115 @@
+// Configuration from the environment, validated once at start (contract §0).
+// An empty variable counts as unset, so `DATABASE_URL=` runs on the embedded database.
+
+export type Role = 'all' | 'api' | 'worker'
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string | null
+  dataDir: string
+  publicUrl: string
+  logLevel: LogLevel
+  role: Role
+  /** Number of trusted reverse-proxy hops in front of the service (0: use the socket address). */
+  trustProxy: number
+  ingestDomain: string
+  rateLimits: {
+    apiPerMinute: number
+    publicPerMinute: number
+    dnsWritesPerMinute: number
+    webhooksPerHour: number
+  }
+  /** Bytes; JSON request bodies (contract §6: 1 MB). */
+  maxJsonBodyBytes: number
+  /** Bytes; raw intake messages (contract §6: 64 MB). */
+  ingestMaxMessageBytes: number
+  /** Bytes; a decompressed report (contract §6: 1 GB). */
+  ingestMaxReportBytes: number
+  shutdownTimeoutMs: number
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = []
+  const get = (name: string): string | undefined => {
+    const value = env[name]?.trim()
+    return value === undefined || value === '' ? undefined : value
+  }
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = get(name)
+    if (raw === undefined) return fallback
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`)
+      return fallback
+    }
+    return Number(raw)
+  }
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = get(name)
+    if (raw === undefined) return fallback
+    if (!(allowed as readonly string[]).includes(raw)) {
+      problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`)
+      return fallback
+    }
+    return raw as T
+  }
+
+  const port = int('PORT', 3000, 0, 65535)
+  const host = get('HOST') ?? '0.0.0.0'
+  const databaseUrl = get('DATABASE_URL') ?? null
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push(
+      'DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for the embedded database)',
+    )
+  }
+  const publicUrl = (get('PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '')
+  try {
+    const url = new URL(publicUrl)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error()
+  } catch {
+    problems.push(`PUBLIC_URL must be an http(s) URL (got "${publicUrl}")`)
+  }
+  const ingestDomain = (get('INGEST_DOMAIN') ?? hostOf(publicUrl) ?? 'localhost').toLowerCase()
+
+  const config: Config = {
+    port,
+    host,
+    databaseUrl,
+    dataDir: get('DATA_DIR') ?? './data',
+    publicUrl,
+    logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    role: oneOf('ROLE', ['all', 'api', 'worker'] as const, 'all'),
+    trustProxy: int('TRUST_PROXY', 0, 0, 10),
+    ingestDomain,
+    rateLimits: {
+      apiPerMinute: int('RATE_LIMIT_API_PER_MINUTE', 60, 1, 10_000_000),
+      publicPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 100, 1, 10_000_000),
+      dnsWritesPerMinute: int('RATE_LIMIT_DNS_WRITES_PER_MINUTE', 10, 1, 10_000_000),
+      webhooksPerHour: int('RATE_LIMIT_WEBHOOKS_PER_HOUR', 1000, 1, 10_000_000),
+    },
+    maxJsonBodyBytes: int('MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    ingestMaxMessageBytes: int('INGEST_MAX_MESSAGE_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    ingestMaxReportBytes: int('INGEST_MAX_REPORT_BYTES', 1024 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 120_000),
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return config
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,81 @@
+import type { PgBoss } from 'pg-boss'
+import { migrate } from '../infrastructure/db/migrate.ts'
+import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
+import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { type App, buildApp, systemRandom } from './compose.ts'
+import { ConfigError, loadConfig } from './config.ts'
+import { openDatabase } from './open-database.ts'
+import { startWorkers } from './worker.ts'
+
+// `bun run start`: the API and the background worker in one process; ROLE=api or ROLE=worker runs
+// one of them, for scaling out on one PostgreSQL.
+
+let config: ReturnType<typeof loadConfig>
+try {
+  config = loadConfig()
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message)
+    process.exit(1)
+  }
+  throw error
+}
+
+const logger = jsonLogger(config.logLevel)
+const database = await openDatabase(config, { serveSocket: true })
+if (config.databaseUrl === null && database.kind !== 'pglite') {
+  await database.close()
+  logger.error('another dmarcwatch service is already running on DATA_DIR', { data_dir: config.dataDir })
+  process.exit(1)
+}
+await migrate(database)
+const runtime = { config, database, logger, now: () => new Date(), random: systemRandom }
+const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
+if (config.role !== 'api') await startWorkers(boss, runtime)
+
+let app: App | null = null
+if (config.role !== 'worker') {
+  app = buildApp(runtime).listen({
+    port: config.port,
+    hostname: config.host,
+    // The hard cap for any body; per-route limits (plugins/body-limit.ts) answer 413 below it.
+    maxRequestBodySize: config.ingestMaxMessageBytes + 1024 * 1024,
+  })
+}
+logger.info('dmarcwatch started', {
+  role: config.role,
+  database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgresql',
+  url: app ? `http://${config.host}:${app.server?.port}` : undefined,
+  docs: app ? `${config.publicUrl}/swagger` : undefined,
+})
+
+let stopping = false
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return
+  stopping = true
+  logger.info('shutting down', { signal })
+  // Whatever happens below, the process is gone within the shutdown budget.
+  const deadline = setTimeout(() => {
+    logger.error('shutdown timed out; exiting')
+    process.exit(1)
+  }, config.shutdownTimeoutMs)
+  deadline.unref()
+  try {
+    // Stop taking requests and let in-flight ones finish, then let running jobs finish.
+    await app?.stop(false)
+    await boss.stop({
+      graceful: true,
+      timeout: Math.max(1000, config.shutdownTimeoutMs - 3000),
+      close: false,
+    })
+    await database.close()
+    logger.info('stopped')
+    process.exit(0)
+  } catch (error) {
+    logger.error('shutdown failed', errorFields(error))
+    process.exit(1)
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))
+process.on('unhandledRejection', (error) => logger.error('unhandled rejection', errorFields(error)))
