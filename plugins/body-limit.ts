@@ -13,10 +13,15 @@ export function limitFor(limits: BodyLimits, path: string): number {
 }
 
 const MALFORMED_JSON = Object.freeze({ malformedJson: Symbol('malformed JSON') })
+const TOO_LARGE = Symbol('body over the limit')
+const tooLargeMarker = (limit: number) => Object.freeze({ [TOO_LARGE]: limit })
 
-/** Throws the contract's 400 for a body that was not valid JSON (see bodyLimit's parser). */
+/** Throws the contract's 400 or 413 for a body the parser could not take (see bodyLimit's parser). */
 export function assertWellFormed(body: unknown): void {
   if (body === MALFORMED_JSON) throw new ParseError()
+  if (body !== null && typeof body === 'object' && TOO_LARGE in body) {
+    throw tooLarge((body as Record<symbol, number>)[TOO_LARGE]!)
+  }
 }
 
 const tooLarge = (limit: number) => new FailureError({ code: 'payload_too_large', limit })
@@ -48,9 +53,21 @@ export function bodyLimit(limits: BodyLimits) {
       if (Number(length) > limit) throw tooLarge(limit)
     })
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
-      if (!contentType.toLowerCase().startsWith('application/json')) return
-      const bytes = await readLimited(request, limitFor(limits, path))
+      // Every body is read here, under its limit. Routes declare `parse: 'json'` for their OpenAPI
+      // content type; this parser runs before theirs and answers for them.
+      const limit = limitFor(limits, path)
+      let bytes: Uint8Array
+      try {
+        bytes = await readLimited(request, limit)
+      } catch (error) {
+        // Elysia turns anything thrown by a parser into a parse error; the 413 is raised after
+        // authentication instead, like a malformed body (see assertWellFormed).
+        if (error instanceof FailureError) return tooLargeMarker(limit)
+        throw error
+      }
       const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes)
+      // A body that is not JSON reaches validation as a string and fails it there, in the contract's words.
+      if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) return text
       if (text.trim() === '') return null
       try {
         return JSON.parse(text)

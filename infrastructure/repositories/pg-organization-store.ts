@@ -4,11 +4,12 @@ import type { Organization, OrganizationStore } from '../../domain/organizations
 import { offsetOf } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
-import { domains, organizations } from '../db/schema/domains.ts'
+import { organizations } from '../db/schema/domains.ts'
 
 export function pgOrganizationStore(db: Db): OrganizationStore & OrganizationLookup {
-  // The domain count is a correlated sub-select, scoped by account like the row itself.
-  const domainCount = sql<number>`(select count(*)::int from ${domains} d where d.organization_id = ${organizations.id} and d.account_id = ${organizations.accountId})`
+  // The domain count is a correlated sub-select, scoped by account like the row itself. Written out in
+  // full because Drizzle renders a column of the outer table unqualified inside a sub-select.
+  const domainCount = sql<number>`(select count(*)::int from domains d where d.organization_id = organizations.id and d.account_id = organizations.account_id)`
   const columns = {
     id: organizations.id,
     name: organizations.name,

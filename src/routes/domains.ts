@@ -124,6 +124,7 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
       {
         auth: true,
         body: 'DomainCreate',
+        parse: 'json',
         response: { 201: 'DomainItem', ...authErrors },
         detail: { summary: 'Add a domain' },
       },
@@ -153,6 +154,7 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
         auth: true,
         params: t.Object({ name: t.String() }),
         body: 'DomainUpdate',
+        parse: 'json',
         response: { 200: 'DomainItem', ...domainErrors },
         detail: { summary: 'Change the automation level or organization of a domain' },
       },

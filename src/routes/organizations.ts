@@ -71,6 +71,7 @@ export function organizationRoutes(deps: {
       {
         auth: true,
         body: 'OrganizationCreate',
+        parse: 'json',
         response: { 201: 'OrganizationItem', ...authErrors },
         detail: { summary: 'Create an organization; names are unique per account, ignoring case' },
       },

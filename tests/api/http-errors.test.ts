@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+import { createTestDatabase } from '../support/test-db.ts'
+
+// Bad input answers in the contract's format (§2), never a 500 with a stack trace.
+
+let t: TestApp
+let owner: TestAccount
+
+beforeAll(async () => {
+  t = await startTestApp({ MAX_JSON_BODY_BYTES: '2048' })
+  owner = await t.account()
+}, 60_000)
+afterAll(() => t.close())
+
+const raw = (path: string, init: RequestInit) => t.app.handle(new Request(`http://localhost${path}`, init))
+
+describe('request bodies', () => {
+  test.each(['{bad', '{"domain_name": "x.com",}', '\u0000\u0001', '{"a":'])(
+    'malformed JSON %p is a 400 on body',
+    async (body) => {
+      const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body })
+      expect(res.status).toBe(400)
+      expect(res.body).toEqual({
+        message: 'The request body is not valid JSON.',
+        errors: { body: ['The request body is not valid JSON.'] },
+      })
+      expect(res.headers.get('x-ratelimit-limit')).toBe('60')
+    },
+  )
+
+  test('a JSON body that is not an object is a validation error', async () => {
+    const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body: '[1,2,3]' })
+    expect(res.status).toBe(400)
+    expect(res.body.errors).toHaveProperty('domain_name')
+  })
+
+  test('an empty body is a validation error', async () => {
+    const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body: '' })
+    expect(res.status).toBe(400)
+    expect(res.body.message).toBeString()
+    expect(res.body.errors).toBeObject()
+  })
+
+  test('an oversize body with Content-Length is refused with 413 before it is read', async () => {
+    const body = JSON.stringify({ domain_name: 'x.com', pad: 'x'.repeat(4096) })
+    const res = await t.request('POST', '/api/v1/domains', {
+      token: owner.token,
+      body,
+      headers: { 'content-length': String(body.length) },
+    })
+    expect(res.status).toBe(413)
+    expect(res.body).toEqual({ error: 'payload_too_large', message: expect.any(String), limit: 2048 })
+    expect(res.headers.get('x-request-id')).toBeTruthy()
+  })
+
+  test('an oversize chunked body (no Content-Length) is refused with 413 while it is read', async () => {
+    let sent = 0
+    const stream = new ReadableStream({
+      pull(controller) {
+        if (sent > 64 * 1024) return controller.close()
+        sent += 1024
+        controller.enqueue(new TextEncoder().encode(sent === 1024 ? '{"pad":"' : 'x'.repeat(1024)))
+      },
+    })
+    const res = await raw('/api/v1/domains', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit)
+    expect(res.status).toBe(413)
+    expect((await res.json()).error).toBe('payload_too_large')
+    // Reading stopped at the limit, not at the end of the stream.
+    expect(sent).toBeLessThan(64 * 1024)
+  })
+
+  test('a non-JSON content type still gets a contract-shaped answer', async () => {
+    const res = await raw('/api/v1/domains', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'text/plain' },
+      body: 'example.com',
+    })
+    expect(res.status).toBe(400)
+    const body = await res.json()
+    expect(body.errors).toBeObject()
+  })
+})
+
+describe('routes', () => {
+  test('an unknown route is a JSON 404', async () => {
+    for (const path of ['/nope', '/api/v1/nope', '/api/v2/domains']) {
+      const res = await t.request('GET', path, { token: owner.token })
+      expect(res.status).toBe(404)
+      expect(res.body.error).toBe('not_found')
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+    }
+  })
+
+  test('a wrong method is 405 with Allow', async () => {
+    const res = await t.request('DELETE', '/api/v1/domains/example.com', { token: owner.token })
+    expect(res.status).toBe(405)
+    expect(res.body.error).toBe('method_not_allowed')
+    expect(res.headers.get('allow')).toBe('GET, HEAD, PATCH')
+  })
+
+  test('X-Request-Id is echoed when sane and replaced when not', async () => {
+    const kept = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'req-12345678' } })
+    expect(kept.headers.get('x-request-id')).toBe('req-12345678')
+    const replaced = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id <script>' } })
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  test('health and readiness', async () => {
+    expect((await t.request('GET', '/healthz')).body).toEqual({ status: 'ok' })
+    expect((await t.request('GET', '/readyz')).body).toEqual({ status: 'ready' })
+  })
+
+  test('each request is logged as one JSON line with route, status, duration, request id and account', async () => {
+    const res = await t.request('GET', '/api/v1/domains', { token: owner.token })
+    const id = res.headers.get('x-request-id')
+    await Bun.sleep(20) // the line is written after the response is sent
+    const line = t.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.request_id === id)
+    expect(line).toMatchObject({
+      method: 'GET',
+      route: '/api/v1/domains',
+      status: 200,
+      account_id: owner.accountId,
+    })
+    expect(line.duration_ms).toBeNumber()
+  })
+})
+
+test('an unexpected failure is a 500 with the request id and no internals', async () => {
+  const db = await createTestDatabase()
+  const broken = await startTestApp({}, { db })
+  const { token } = await broken.account()
+  await db.drop()
+  const res = await broken.request('GET', '/api/v1/domains', { token })
+  expect(res.status).toBe(500)
+  expect(res.body).toEqual({
+    error: 'internal_error',
+    message: expect.any(String),
+    request_id: res.headers.get('x-request-id'),
+  })
+  const text = JSON.stringify(res.body)
+  for (const leak of ['select', 'postgres', 'at ', '.ts', 'stack'])
+    expect(text.toLowerCase()).not.toContain(leak)
+  expect((await broken.request('GET', '/readyz')).status).toBe(503)
+})

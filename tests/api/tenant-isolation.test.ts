@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+
+// The tenant-isolation matrix: every authenticated route with no token, a malformed one, an
+// unknown one, an expired one, a revoked one, and another account's valid token. The route table
+// below must cover every /api/v1 route the app serves, so a new route cannot skip the matrix.
+
+let t: TestApp
+let owner: TestAccount
+let stranger: TestAccount
+let orgId: number
+const tokens: Record<string, string | null> = {}
+
+interface Case {
+  method: string
+  /** The route as Elysia lists it. */
+  route: string
+  path: () => string
+  body?: () => unknown
+  /** What another account's token gets: its own (empty) view or the contract's not-found. */
+  stranger: { status: number; check?: (body: any) => void }
+}
+
+const cases: Case[] = [
+  {
+    method: 'GET',
+    route: '/api/v1/domains',
+    path: () => '/api/v1/domains',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains',
+    path: () => '/api/v1/domains',
+    body: () => ({ domain_name: `s${Date.now()}.example` }),
+    stranger: { status: 201 },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name',
+    path: () => '/api/v1/domains/owned.example',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'PATCH',
+    route: '/api/v1/domains/:name',
+    path: () => '/api/v1/domains/owned.example',
+    body: () => ({ automation_level: 'automatic' }),
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/organizations',
+    path: () => '/api/v1/organizations',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/organizations',
+    path: () => '/api/v1/organizations',
+    body: () => ({ name: `Org ${Math.random()}` }),
+    stranger: { status: 201 },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/organizations/:group/domains',
+    path: () => `/api/v1/organizations/${orgId}/domains`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+]
+
+beforeAll(async () => {
+  t = await startTestApp()
+  owner = await t.account()
+  stranger = await t.account()
+  await t.request('POST', '/api/v1/domains', { token: owner.token, body: { domain_name: 'owned.example' } })
+  const org = await t.request('POST', '/api/v1/organizations', {
+    token: owner.token,
+    body: { name: 'Owned' },
+  })
+  orgId = org.body.data.id
+
+  tokens.none = null
+  tokens.malformed = 'not-a-token'
+  tokens.unknown = `dw_${'a'.repeat(32)}`
+  tokens.expired = await t.tokenFor(owner.email, { name: 'short', expiresInDays: 1 })
+  tokens.revoked = await t.tokenFor(owner.email, { name: 'leaked' })
+  const revoked = await t.request('GET', '/api/v1/domains', { token: tokens.revoked })
+  expect(revoked.status).toBe(200)
+  const { stores } = await import('../../src/compose.ts')
+  const { revokeToken } = await import('../../domain/accounts/use-cases.ts')
+  const result = await revokeToken(
+    { tokens: stores(t.db.database).tokens },
+    { value: tokens.revoked, now: new Date() },
+  )
+  expect(result.ok).toBe(true)
+}, 60_000)
+afterAll(() => t.close())
+
+test('the matrix covers every /api/v1 route', () => {
+  const served = t.app.routes
+    .filter((r) => r.path.startsWith('/api/v1'))
+    .map((r) => `${r.method} ${r.path}`)
+    .sort()
+  expect(cases.map((c) => `${c.method} ${c.route}`).sort()).toEqual(served)
+})
+
+describe.each(['none', 'malformed', 'unknown', 'expired', 'revoked'])('with a %s token', (kind) => {
+  test.each(cases.map((c) => [`${c.method} ${c.route}`, c] as const))(
+    '%s → 401 invalid_token',
+    async (_, c) => {
+      // The expired token's day has passed by moving the app's clock forward.
+      t.clock.now = kind === 'expired' ? new Date(Date.now() + 2 * 86_400_000) : new Date()
+      const res = await t.request(c.method, c.path(), { token: tokens[kind], body: c.body?.() })
+      t.clock.now = new Date()
+      expect(res.status).toBe(401)
+      expect(res.body.error).toBe('invalid_token')
+      expect(res.body.message).toContain('Settings → API Access')
+      expect(res.headers.get('x-ratelimit-limit')).toBe('100')
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+    },
+  )
+})
+
+describe('with another account’s token', () => {
+  test.each(cases.map((c) => [`${c.method} ${c.route}`, c] as const))(
+    '%s sees nothing of the owner',
+    async (_, c) => {
+      const res = await t.request(c.method, c.path(), { token: stranger.token, body: c.body?.() })
+      expect(res.status).toBe(c.stranger.status)
+      c.stranger.check?.(res.body)
+      expect(JSON.stringify(res.body)).not.toContain('owned.example')
+    },
+  )
+
+  test('the owner’s data is unchanged by the stranger', async () => {
+    const res = await t.request('GET', '/api/v1/domains/owned.example', { token: owner.token })
+    expect(res.body.data.automation_level).toBe('manual')
+  })
+})

@@ -1,0 +1,58 @@
+import { expect, test } from 'bun:test'
+import { describeError, validationBody } from '../../plugins/validation-messages.ts'
+
+test('messages are written from the schema, not TypeBox internals', () => {
+  const enumSchema = { anyOf: [{ const: 'a' }, { const: 'b' }] }
+  expect(describeError({ path: '/x', schema: enumSchema, value: 'z' }, 'x')).toBe(
+    'The x field must be one of: a, b.',
+  )
+  expect(
+    describeError({ path: '/x', schema: { type: 'integer', minimum: 1, maximum: 100 }, value: 500 }, 'x'),
+  ).toBe('The x field must be a whole number from 1 to 100.')
+  expect(describeError({ path: '/x', schema: { type: 'string', minLength: 1 }, value: '' }, 'x')).toBe(
+    'The x field must not be empty.',
+  )
+  expect(describeError({ path: '/x', schema: { type: 'string' }, value: 3 }, 'x')).toBe(
+    'The x field must be a string.',
+  )
+  expect(describeError({ path: '/x', schema: { type: 'string' }, value: undefined }, 'x')).toBe(
+    'The x field is required.',
+  )
+  expect(
+    describeError(
+      { path: '/x', schema: { anyOf: [{ type: 'null' }, { type: 'integer' }] }, value: 'q' },
+      'x',
+    ),
+  ).toBe('The x field must be a whole number.')
+})
+
+test('errors are grouped by field, nested paths dotted, root errors named by request part', () => {
+  const body = validationBody(
+    [
+      { path: '/a', schema: { type: 'string' }, value: 1 },
+      { path: '/a', schema: { type: 'string' }, value: 1 },
+      { path: '/b/0/c', schema: { type: 'boolean' }, value: 'x' },
+      { path: '', schema: { type: 'object' }, value: 'text' },
+    ],
+    'body',
+    'text',
+  )
+  expect(body.errors).toEqual({
+    a: ['The a field must be a string.'],
+    'b.0.c': ['The b.0.c field must be true or false.'],
+    body: ['The body field must be a JSON object.'],
+  })
+  expect(body.message).toBe('The a field must be a string. (and 2 more errors)')
+})
+
+test('a coerced query value reported at the root is found by its value', () => {
+  const body = validationBody(
+    [{ path: '', schema: { type: 'integer', maximum: 100 }, value: 500 }],
+    'query',
+    {
+      page: '1',
+      per_page: '500',
+    },
+  )
+  expect(Object.keys(body.errors)).toEqual(['per_page'])
+})

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { runCli } from '../support/processes.ts'
+import { createPostgresDatabase } from '../support/test-db.ts'
+
+let database: Awaited<ReturnType<typeof createPostgresDatabase>>
+let env: Record<string, string>
+
+beforeAll(async () => {
+  database = await createPostgresDatabase()
+  env = { DATABASE_URL: database.url, INGEST_DOMAIN: 'in.example.org' }
+})
+afterAll(() => database.drop())
+
+test('migrate, account create, token create / list / revoke on PostgreSQL', async () => {
+  expect((await runCli(['migrate'], env)).code).toBe(0)
+  const account = await runCli(
+    ['account', 'create', '--email', 'ops@example.org', '--password-stdin'],
+    env,
+    'correct horse battery\n',
+  )
+  expect(account.code).toBe(0)
+  expect(JSON.parse(account.stdout).report_address).toEndWith('@in.example.org')
+
+  const token = await runCli(
+    ['token', 'create', '--email', 'ops@example.org', '--name', 'deploy', '--expires-in-days', '30'],
+    env,
+  )
+  expect(token.code).toBe(0)
+  const value = token.stdout.trim()
+  expect(value).toMatch(/^dw_/)
+
+  const list = JSON.parse((await runCli(['token', 'list', '--email', 'ops@example.org'], env)).stdout)
+  expect(list).toHaveLength(1)
+  expect(list[0].name).toBe('deploy')
+  expect(JSON.stringify(list)).not.toContain(value)
+  const expires = Date.parse(list[0].expires_at)
+  expect(Math.abs(expires - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000)
+
+  const byId = await runCli(['token', 'revoke', '--id', list[0].id, '--email', 'ops@example.org'], env)
+  expect(byId.code).toBe(0)
+  expect(JSON.parse(byId.stdout).revoked_at).not.toBeNull()
+})
+
+test('failures exit non-zero with a one-line reason on stderr', async () => {
+  const duplicate = await runCli(['account', 'create', '--email', 'ops@example.org'], env)
+  expect(duplicate.code).toBe(1)
+  expect(duplicate.stderr.trim()).toBe('An account with this email already exists.')
+
+  const nobody = await runCli(['token', 'create', '--email', 'nobody@example.org', '--name', 'x'], env)
+  expect(nobody.code).toBe(1)
+  expect(nobody.stderr.trim()).toBe('no such user')
+
+  const missing = await runCli(['token', 'create', '--name', 'x'], env)
+  expect(missing.code).not.toBe(0)
+  expect(missing.stderr).toContain('--email is required')
+
+  const unknown = await runCli(['frobnicate'], env)
+  expect(unknown.code).toBe(2)
+
+  const badConfig = await runCli(['migrate'], { ...env, PORT: 'eighty' })
+  expect(badConfig.code).toBe(1)
+  expect(badConfig.stderr).toContain('PORT must be a whole number')
+})

@@ -1,0 +1,57 @@
+import { afterAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runCli, type ServiceProcess, startService } from '../support/processes.ts'
+
+// The README's path on the embedded database: start the service, create an account and a token
+// with the CLI while the service runs (through its socket), use the API, stop with SIGTERM.
+
+const dataDir = mkdtempSync(join(tmpdir(), 'dw-svc-'))
+let service: ServiceProcess | undefined
+afterAll(() => {
+  service?.child.kill('SIGKILL')
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+test('start, CLI while running, API with the token, graceful SIGTERM, CLI after stop', async () => {
+  const env = { DATA_DIR: dataDir, INGEST_DOMAIN: 'reports.example.net' }
+  service = await startService(env)
+  expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+
+  const account = await runCli(['account', 'create', '--email', 'Owner@Example.com'], env)
+  expect(account.code).toBe(0)
+  const created = JSON.parse(account.stdout)
+  expect(created.email).toBe('owner@example.com')
+  expect(created.report_address).toMatch(/^r[a-z2-7]{16}@reports\.example\.net$/)
+
+  const token = await runCli(['token', 'create', '--email', 'owner@example.com', '--name', 'ci'], env)
+  expect(token.code).toBe(0)
+  expect(token.stdout).toMatch(/^dw_[a-z2-7]{32}\n$/)
+  const value = token.stdout.trim()
+
+  const post = await fetch(`${service.url}/api/v1/domains`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${value}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ domain_name: 'example.com' }),
+  })
+  expect(post.status).toBe(201)
+  const list = await (
+    await fetch(`${service.url}/api/v1/domains`, { headers: { authorization: `Bearer ${value}` } })
+  ).json()
+  expect(list.meta.total).toBe(1)
+  expect((await fetch(`${service.url}/readyz`)).status).toBe(200)
+
+  const listed = await runCli(['token', 'list', '--email', 'owner@example.com'], env)
+  expect(JSON.parse(listed.stdout)[0].last_used_at).not.toBeNull()
+
+  const stoppedAt = Date.now()
+  service.child.kill('SIGTERM')
+  expect(await service.child.exited).toBe(0)
+  expect(Date.now() - stoppedAt).toBeLessThan(10_000)
+  expect(service.lines.some((line) => line.includes('"msg":"stopped"'))).toBe(true)
+
+  const revoke = await runCli(['token', 'revoke', '--token', value], env)
+  expect(revoke.code).toBe(0)
+  expect(JSON.parse(revoke.stdout).revoked_at).not.toBeNull()
+}, 120_000)
