@@ -50,5 +50,16 @@ test('the interactive reference is served at /swagger', async () => {
   const res = await t.app.handle(new Request('http://localhost/swagger'))
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toContain('text/html')
-  expect(await res.text()).toContain('openapi/json')
+  const html = await res.text()
+  expect(html).toContain('openapi/json')
+  // No CDN: every script and stylesheet comes from the app itself.
+  expect(html).not.toMatch(/(src|href)="https?:/)
+  for (const asset of ['swagger-ui-bundle.js', 'swagger-ui.css']) {
+    const served = await t.app.handle(new Request(`http://localhost/swagger-assets/${asset}`))
+    expect(served.status).toBe(200)
+    expect((await served.text()).length).toBeGreaterThan(10_000)
+  }
+  expect((await t.app.handle(new Request('http://localhost/swagger-assets/..%2fpackage.json'))).status).toBe(
+    404,
+  )
 })

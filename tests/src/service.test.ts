@@ -55,3 +55,28 @@ test('start, CLI while running, API with the token, graceful SIGTERM, CLI after 
   expect(revoke.code).toBe(0)
   expect(JSON.parse(revoke.stdout).revoked_at).not.toBeNull()
 }, 120_000)
+
+test('ROLE=api and ROLE=worker run apart on one PostgreSQL', async () => {
+  const { createPostgresDatabase } = await import('../support/test-db.ts')
+  const database = await createPostgresDatabase()
+  const env = { DATABASE_URL: database.url }
+  const worker = await startService({ ...env, ROLE: 'worker' })
+  const api = await startService({ ...env, ROLE: 'api' })
+  try {
+    expect(worker.url).toBe('')
+    expect(api.url).toMatch(/^http:\/\//)
+    expect((await fetch(`${api.url}/readyz`)).status).toBe(200)
+    // The worker registered its cron schedules in the shared queue tables.
+    const postgres = (await import('postgres')).default
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} })
+    const schedules = await sql`select name from pgboss.schedule`
+    await sql.end()
+    expect(schedules.map((row) => row.name)).toContain('maintenance.rate-limit-cleanup')
+  } finally {
+    api.child.kill('SIGTERM')
+    worker.child.kill('SIGTERM')
+    expect(await api.child.exited).toBe(0)
+    expect(await worker.child.exited).toBe(0)
+    await database.drop()
+  }
+}, 120_000)
