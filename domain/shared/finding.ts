@@ -1,0 +1,8 @@
+// One severity scale for every finding, alert and posture issue (contract §4 alert severities).
+export type Severity = 'info' | 'low' | 'medium' | 'high' | 'critical'
+
+export interface Finding<Code extends string = string> {
+  code: Code
+  severity: Severity
+  message: string
+}
