@@ -28,6 +28,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   provider: 'DNS provider',
   report: 'report',
   token: 'token',
+  'embed key': 'embed key',
   user: 'user',
 }
 
@@ -57,6 +58,8 @@ export function toHttp(failure: Failure): HttpFailure {
       const what = RESOURCE_NAMES[failure.resource] ?? failure.resource
       return { status: 404, body: { error: 'not_found', message: `No such ${what} in your account.` } }
     }
+    case 'forbidden':
+      return { status: 403, body: { error: 'forbidden', message: failure.message } }
     case 'spf_lookup_limit_exceeded':
       return {
         status: 400,

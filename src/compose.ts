@@ -1,11 +1,18 @@
 import { Elysia } from 'elysia'
+import type { DnsResolver } from '../domain/dns/ports.ts'
+import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
+import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
+import { createDnsPacketResolver } from '../infrastructure/dns/dns-packet-resolver.ts'
+import { createMtaStsFetcher } from '../infrastructure/http/mta-sts-fetcher.ts'
 import type { Logger } from '../infrastructure/logging/json-logger.ts'
 import { pgAccountStore } from '../infrastructure/repositories/pg-account-store.ts'
+import { pgDomainCheckStore } from '../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../infrastructure/repositories/pg-domain-store.ts'
+import { pgEmbedKeyStore } from '../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgOrganizationStore } from '../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { pgTokenStore } from '../infrastructure/repositories/pg-token-store.ts'
@@ -18,8 +25,10 @@ import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
 import { domainRoutes } from './routes/domains.ts'
+import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { healthRoutes } from './routes/health.ts'
 import { organizationRoutes } from './routes/organizations.ts'
+import { postureRoutes } from './routes/posture.ts'
 
 // The composition root: the one place that builds adapters and hands them to use cases and routes.
 
@@ -31,6 +40,19 @@ export interface Runtime {
   logger: Logger
   now: () => Date
   random: RandomBytes
+  /** The DNS the posture checks use: one TTL cache shared by every check in the process. */
+  dns: CachingDnsResolver
+  /** Uncached DNS, for ownership verification (a fresh TXT must not wait out a cached NXDOMAIN). */
+  verificationDns: DnsResolver
+}
+
+/** The resolvers a process uses, from DNS_SERVERS and DNS_TIMEOUT_MS. */
+export function resolvers(config: Config, now: () => Date): Pick<Runtime, 'dns' | 'verificationDns'> {
+  const upstream = createDnsPacketResolver({
+    servers: config.dnsServers ?? undefined,
+    timeoutMs: config.dnsTimeoutMs,
+  })
+  return { dns: withTtlCache(upstream, { now: () => now().getTime() }), verificationDns: upstream }
 }
 
 export const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
@@ -43,6 +65,23 @@ export function stores(database: Database) {
     domains: pgDomainStore(db),
     organizations: pgOrganizationStore(db),
     counter: pgRateLimitCounter(db),
+    checks: pgDomainCheckStore(db),
+    embedKeys: pgEmbedKeyStore(db),
+  }
+}
+
+/** What posture checks need, for the API and the worker alike. */
+export function checkDeps(runtime: Runtime, s: ReturnType<typeof stores>): CheckDeps {
+  const { config } = runtime
+  return {
+    dns: runtime.dns,
+    fetchMtaStsPolicy: createMtaStsFetcher({ dns: runtime.dns, allowPrivate: config.webhookAllowPrivate }),
+    domains: s.domains,
+    checks: s.checks,
+    // DKIM selectors seen in DMARC reports arrive with report ingestion; until then none are known.
+    learnedSelectors: async () => [],
+    reportAddress: async (accountId) =>
+      `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,
   }
 }
 
@@ -57,6 +96,7 @@ function policies(config: Config): AuthDeps['policies'] {
 export function buildApp(runtime: Runtime) {
   const { config, database, logger, now, random } = runtime
   const s = stores(database)
+  const checks = checkDeps(runtime, s)
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -68,6 +108,10 @@ export function buildApp(runtime: Runtime) {
   const api = new Elysia({ prefix: '/api/v1' })
     .use(domainRoutes({ domains: s.domains, organizations: s.organizations, auth, random }))
     .use(organizationRoutes({ domains: s.domains, organizations: s.organizations, auth }))
+    .use(
+      postureRoutes({ ...checks, auth, counter: s.counter, verificationDns: runtime.verificationDns, now }),
+    )
+    .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
 
   const app = new Elysia()
     .use(requestId)
@@ -82,6 +126,7 @@ export function buildApp(runtime: Runtime) {
     .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))
     .use(healthRoutes({ ready: () => migrationsApplied(database) }))
     .use(api)
+    .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))
   routes.load(app.routes)
   return app
 }

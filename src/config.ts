@@ -1,3 +1,5 @@
+import { type DnsServer, parseDnsServers } from '../infrastructure/dns/dns-packet-resolver.ts'
+
 // Configuration from the environment, validated once at start (contract §0).
 // An empty variable counts as unset, so `DATABASE_URL=` runs on the embedded database.
 
@@ -28,6 +30,11 @@ export interface Config {
   /** Bytes; a decompressed report (contract §6: 1 GB). */
   ingestMaxReportBytes: number
   shutdownTimeoutMs: number
+  /** Recursive resolvers for the posture checks; null: the system's (/etc/resolv.conf). */
+  dnsServers: DnsServer[] | null
+  dnsTimeoutMs: number
+  /** Outbound HTTP (webhooks, MTA-STS policies) may reach private addresses: for tests and closed networks. */
+  webhookAllowPrivate: boolean
 }
 
 export class ConfigError extends Error {
@@ -101,6 +108,19 @@ export function loadConfig(env: Env = process.env): Config {
     ingestMaxMessageBytes: int('INGEST_MAX_MESSAGE_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ingestMaxReportBytes: int('INGEST_MAX_REPORT_BYTES', 1024 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 120_000),
+    dnsServers: null,
+    dnsTimeoutMs: int('DNS_TIMEOUT_MS', 2000, 50, 30_000),
+    webhookAllowPrivate:
+      oneOf('WEBHOOK_ALLOW_PRIVATE', ['0', '1', 'true', 'false'] as const, '0') === '1' ||
+      get('WEBHOOK_ALLOW_PRIVATE') === 'true',
+  }
+  const dnsServers = get('DNS_SERVERS')
+  if (dnsServers !== undefined) {
+    try {
+      config.dnsServers = parseDnsServers(dnsServers)
+    } catch (error) {
+      problems.push(`DNS_SERVERS must be a comma-separated list of ip[:port] (${(error as Error).message})`)
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

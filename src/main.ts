@@ -2,7 +2,7 @@ import type { PgBoss } from 'pg-boss'
 import { migrate } from '../infrastructure/db/migrate.ts'
 import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { type App, buildApp, systemRandom } from './compose.ts'
+import { type App, buildApp, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { openDatabase } from './open-database.ts'
 import { startWorkers } from './worker.ts'
@@ -29,7 +29,8 @@ if (config.databaseUrl === null && database.kind !== 'pglite') {
   process.exit(1)
 }
 await migrate(database)
-const runtime = { config, database, logger, now: () => new Date(), random: systemRandom }
+const now = () => new Date()
+const runtime = { config, database, logger, now, random: systemRandom, ...resolvers(config, now) }
 const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
 if (config.role !== 'api') await startWorkers(boss, runtime)
 

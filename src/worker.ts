@@ -1,8 +1,16 @@
 import type { PgBoss } from 'pg-boss'
-import type { Runtime } from './compose.ts'
+import { checkDeps, type Runtime, stores } from './compose.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
+import { registerPostureJobs } from './jobs/posture.ts'
 
 /** Registers every queue, schedule and handler this process works on. */
 export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void> {
   await registerMaintenance(boss, { db: runtime.database.db, now: runtime.now })
+  const s = stores(runtime.database)
+  await registerPostureJobs(boss, {
+    ...checkDeps(runtime, s),
+    verificationDns: runtime.verificationDns,
+    now: runtime.now,
+    logger: runtime.logger,
+  })
 }

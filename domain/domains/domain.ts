@@ -26,6 +26,8 @@ export interface Domain {
   organizationId: number | null
   verificationToken: string
   verifiedAt: Date | null
+  /** DKIM selectors the owner configured; checked beside learned and common ones. */
+  dkimSelectors: string[]
   dmarcPolicy: DmarcPolicy | null
   status: DomainStatus
   createdAt: Date
@@ -55,4 +57,19 @@ export function verificationRecord(domain: Pick<Domain, 'name' | 'verificationTo
     txtName: `${VERIFICATION_LABEL}.${domain.name}`,
     txtValue: `${VERIFICATION_PREFIX}${domain.verificationToken}`,
   }
+}
+
+// RFC 6376 §3.1: a selector is one or more DNS labels.
+const SELECTOR = /^(?!-)[a-z0-9_-]{1,63}(?<!-)(\.(?!-)[a-z0-9_-]{1,63}(?<!-))*$/
+export const MAX_DKIM_SELECTORS = 20
+
+export function normalizeSelectors(
+  input: string[],
+): { ok: true; selectors: string[] } | { ok: false; reason: string } {
+  if (input.length > MAX_DKIM_SELECTORS)
+    return { ok: false, reason: `At most ${MAX_DKIM_SELECTORS} selectors.` }
+  const selectors = [...new Set(input.map((s) => s.trim().toLowerCase()))]
+  const bad = selectors.find((s) => !SELECTOR.test(s) || s.length > 200)
+  if (bad !== undefined) return { ok: false, reason: `"${bad}" is not a DKIM selector (DNS labels only).` }
+  return { ok: true, selectors }
 }

@@ -1,3 +1,4 @@
+import type { DomainEvent } from '../events/event.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { AutomationLevel, Domain } from './domain.ts'
 
@@ -10,11 +11,18 @@ export interface NewDomain {
   automationLevel: AutomationLevel
   organizationId: number | null
   verificationToken: string
+  dkimSelectors: string[]
 }
 
 export interface DomainPatch {
   automationLevel?: AutomationLevel
   organizationId?: number | null
+  dkimSelectors?: string[]
+}
+
+export interface DomainRef {
+  accountId: string
+  name: string
 }
 
 /** Every method is scoped by account: a domain of another account is indistinguishable from none. */
@@ -24,6 +32,10 @@ export interface DomainStore {
   /** `duplicate` when the account already has the name. */
   insert(accountId: string, domain: NewDomain): Promise<Domain | 'duplicate'>
   update(accountId: string, name: string, patch: DomainPatch): Promise<Domain | null>
+  /** Sets verified_at and writes the event to the outbox in one transaction. */
+  markVerified(accountId: string, name: string, event: DomainEvent): Promise<Domain | null>
+  /** Unverified domains added since `since`, oldest check first, across accounts (for the worker). */
+  unverified(since: Date, limit: number): Promise<DomainRef[]>
 }
 
 /** The narrow view of organizations that domain use cases need. */

@@ -2,7 +2,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import type { AutomationLevel, Domain } from './domain.ts'
-import { newVerificationToken } from './domain.ts'
+import { newVerificationToken, normalizeSelectors } from './domain.ts'
 import { normalizeDomainName } from './domain-name.ts'
 import type { DomainFilter, DomainPatch, DomainStore, OrganizationLookup } from './ports.ts'
 
@@ -16,6 +16,7 @@ export interface AddDomainInput {
   domainName: string
   automationLevel?: AutomationLevel
   organizationId?: number | null
+  dkimSelectors?: string[]
 }
 
 export async function addDomain(
@@ -24,6 +25,8 @@ export async function addDomain(
 ): Promise<Result<Domain>> {
   const checked = normalizeDomainName(input.domainName)
   if (!checked.ok) return invalid('domain_name', checked.reason)
+  const selectors = normalizeSelectors(input.dkimSelectors ?? [])
+  if (!selectors.ok) return invalid('dkim_selectors', selectors.reason)
   const organizationId = input.organizationId ?? null
   if (organizationId !== null && !(await deps.organizations.exists(input.accountId, organizationId))) {
     return invalid('organization_id', 'No organization with this id exists in your account.')
@@ -33,6 +36,7 @@ export async function addDomain(
     automationLevel: input.automationLevel ?? 'manual',
     organizationId,
     verificationToken: newVerificationToken(deps.random),
+    dkimSelectors: selectors.selectors,
   })
   if (created === 'duplicate')
     return invalid('domain_name', `The domain ${checked.name} is already in your account.`)
@@ -65,6 +69,12 @@ export async function updateDomain(
   const found = await getDomain(deps, input.accountId, input.name)
   if (!found.ok) return found
   const { organizationId } = input.patch
+  let patch = input.patch
+  if (patch.dkimSelectors !== undefined) {
+    const selectors = normalizeSelectors(patch.dkimSelectors)
+    if (!selectors.ok) return invalid('dkim_selectors', selectors.reason)
+    patch = { ...patch, dkimSelectors: selectors.selectors }
+  }
   if (
     organizationId !== undefined &&
     organizationId !== null &&
@@ -72,6 +82,6 @@ export async function updateDomain(
   ) {
     return invalid('organization_id', 'No organization with this id exists in your account.')
   }
-  const updated = await deps.domains.update(input.accountId, found.value.name, input.patch)
+  const updated = await deps.domains.update(input.accountId, found.value.name, patch)
   return updated === null ? fail({ code: 'domain_not_found' }) : ok(updated)
 }

@@ -5,6 +5,7 @@ export type Failure =
   | { code: 'invalid_token' }
   | { code: 'domain_not_found' }
   | { code: 'not_found'; resource: string }
+  | { code: 'forbidden'; message: string }
   | { code: 'spf_lookup_limit_exceeded'; lookups: number; limit: number }
   | { code: 'dns_provider_authentication_failed'; provider: string }
   | { code: 'payload_too_large'; limit: number }

@@ -1,4 +1,4 @@
-import { and, asc, count, eq } from 'drizzle-orm'
+import { and, asc, count, eq, gte, isNull } from 'drizzle-orm'
 import type { AreaStatus, Domain, DomainStatus } from '../../domain/domains/domain.ts'
 import { UNCHECKED_STATUS } from '../../domain/domains/domain.ts'
 import type { DomainFilter, DomainPatch, DomainStore, NewDomain } from '../../domain/domains/ports.ts'
@@ -6,6 +6,7 @@ import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { domains } from '../db/schema/domains.ts'
+import { appendEvent } from './pg-event-outbox.ts'
 
 type Row = typeof domains.$inferSelect
 
@@ -26,6 +27,7 @@ function toDomain(row: Row): Domain {
     organizationId: row.organizationId,
     verificationToken: row.verificationToken,
     verifiedAt: row.verifiedAt,
+    dkimSelectors: row.dkimSelectors,
     dmarcPolicy: row.dmarcPolicy,
     status,
     createdAt: row.createdAt,
@@ -38,6 +40,14 @@ export function pgDomainStore(db: Db): DomainStore {
       eq(domains.accountId, accountId),
       filter.organizationId === undefined ? undefined : eq(domains.organizationId, filter.organizationId),
     )
+  const get = async (accountId: string, name: string): Promise<Domain | null> => {
+    const rows = await db
+      .select()
+      .from(domains)
+      .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
+      .limit(1)
+    return rows[0] === undefined ? null : toDomain(rows[0])
+  }
   return {
     async list(accountId, filter, page: PageRequest) {
       const where = scoped(accountId, filter)
@@ -54,14 +64,7 @@ export function pgDomainStore(db: Db): DomainStore {
       return { items: rows.map(toDomain), total: totals[0]?.total ?? 0 }
     },
 
-    async get(accountId, name) {
-      const rows = await db
-        .select()
-        .from(domains)
-        .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
-        .limit(1)
-      return rows[0] === undefined ? null : toDomain(rows[0])
-    },
+    get,
 
     async insert(accountId, domain: NewDomain) {
       try {
@@ -80,13 +83,37 @@ export function pgDomainStore(db: Db): DomainStore {
       const values: Partial<typeof domains.$inferInsert> = {}
       if (patch.automationLevel !== undefined) values.automationLevel = patch.automationLevel
       if (patch.organizationId !== undefined) values.organizationId = patch.organizationId
-      if (Object.keys(values).length === 0) return this.get(accountId, name)
+      if (patch.dkimSelectors !== undefined) values.dkimSelectors = patch.dkimSelectors
+      if (Object.keys(values).length === 0) return get(accountId, name)
       const rows = await db
         .update(domains)
         .set(values)
         .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
         .returning()
       return rows[0] === undefined ? null : toDomain(rows[0])
+    },
+
+    async markVerified(accountId, name, event) {
+      return db.transaction(async (tx) => {
+        const rows = await tx
+          .update(domains)
+          .set({ verifiedAt: event.occurredAt })
+          .where(and(eq(domains.accountId, accountId), eq(domains.name, name), isNull(domains.verifiedAt)))
+          .returning()
+        // Only the transition writes the event: a concurrent verify that lost the race sends none.
+        if (rows[0] === undefined) return get(accountId, name)
+        await appendEvent(tx as unknown as Db, accountId, event)
+        return toDomain(rows[0])
+      })
+    },
+
+    async unverified(since, limit) {
+      return db
+        .select({ accountId: domains.accountId, name: domains.name })
+        .from(domains)
+        .where(and(isNull(domains.verifiedAt), gte(domains.createdAt, since)))
+        .orderBy(asc(domains.createdAt))
+        .limit(limit)
     },
   }
 }

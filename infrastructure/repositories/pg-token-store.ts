@@ -84,6 +84,8 @@ export function pgTokenStore(db: Db): TokenStore {
     },
 
     async revoke(accountId, tokenId, now) {
+      // A malformed id cannot name a token; answering "not found" avoids a database type error.
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tokenId)) return null
       // Idempotent: a second revoke keeps the first revocation time.
       await db
         .update(apiTokens)

@@ -26,6 +26,9 @@ export const DomainModel = t.Object({
   organization_id: t.Nullable(t.Integer()),
   verified: t.Boolean(),
   verified_at: t.Nullable(t.String({ format: 'date-time' })),
+  dkim_selectors: t.Array(t.String(), {
+    description: 'DKIM selectors to check besides learned and common ones',
+  }),
   verification: t.Object(
     {
       txt_name: t.String({ examples: ['_dmarcwatch.example.com'] }),
@@ -55,6 +58,7 @@ export function presentDomain(domain: Domain) {
     organization_id: domain.organizationId,
     verified: domain.verifiedAt !== null,
     verified_at: domain.verifiedAt?.toISOString() ?? null,
+    dkim_selectors: domain.dkimSelectors,
     verification: { txt_name: verification.txtName, txt_value: verification.txtValue },
     dmarc_policy: domain.dmarcPolicy,
     status: {
@@ -86,12 +90,16 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
         }),
         automation_level: t.Optional(AutomationLevel),
         organization_id: t.Optional(t.Nullable(t.Integer())),
+        dkim_selectors: t.Optional(
+          t.Array(t.String(), { maxItems: 20, examples: [['google', 'selector1']] }),
+        ),
       }),
       DomainUpdate: t.Object({
         automation_level: t.Optional(AutomationLevel),
         organization_id: t.Optional(
           t.Nullable(t.Integer({ description: 'null removes the domain from its organization' })),
         ),
+        dkim_selectors: t.Optional(t.Array(t.String(), { maxItems: 20 })),
       }),
     })
     .get(
@@ -117,6 +125,7 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
             domainName: body.domain_name,
             automationLevel: body.automation_level,
             organizationId: body.organization_id,
+            dkimSelectors: body.dkim_selectors,
           }),
         )
         return status(201, item(presentDomain(created)))
@@ -146,7 +155,11 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
         const updated = await updateDomain(deps, {
           accountId: principal.accountId,
           name: params.name,
-          patch: { automationLevel: body.automation_level, organizationId: body.organization_id },
+          patch: {
+            automationLevel: body.automation_level,
+            organizationId: body.organization_id,
+            dkimSelectors: body.dkim_selectors,
+          },
         })
         return item(presentDomain(unwrap(updated)))
       },

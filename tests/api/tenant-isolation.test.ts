@@ -9,6 +9,7 @@ let t: TestApp
 let owner: TestAccount
 let stranger: TestAccount
 let orgId: number
+let embedKeyId: string
 const tokens: Record<string, string | null> = {}
 
 interface Case {
@@ -50,6 +51,37 @@ const cases: Case[] = [
   },
   {
     method: 'GET',
+    route: '/api/v1/domains/:name/status',
+    path: () => '/api/v1/domains/owned.example/status',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/verify',
+    path: () => '/api/v1/domains/owned.example/verify',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/embed-keys',
+    path: () => '/api/v1/embed-keys',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/embed-keys',
+    path: () => '/api/v1/embed-keys',
+    body: () => ({ name: 'Site', allowed_origins: ['https://www.example.net'] }),
+    stranger: { status: 201 },
+  },
+  {
+    method: 'DELETE',
+    route: '/api/v1/embed-keys/:id',
+    path: () => `/api/v1/embed-keys/${embedKeyId}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
     route: '/api/v1/organizations',
     path: () => '/api/v1/organizations',
     stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
@@ -79,6 +111,11 @@ beforeAll(async () => {
     body: { name: 'Owned' },
   })
   orgId = org.body.data.id
+  const key = await t.request('POST', '/api/v1/embed-keys', {
+    token: owner.token,
+    body: { name: 'Owned', allowed_origins: ['https://owned.example'] },
+  })
+  embedKeyId = key.body.data.id
 
   tokens.none = null
   tokens.malformed = 'not-a-token'
@@ -136,5 +173,7 @@ describe('with another account’s token', () => {
   test('the owner’s data is unchanged by the stranger', async () => {
     const res = await t.request('GET', '/api/v1/domains/owned.example', { token: owner.token })
     expect(res.body.data.automation_level).toBe('manual')
+    const keys = await t.request('GET', '/api/v1/embed-keys', { token: owner.token })
+    expect(keys.body.data.map((k: { id: string }) => k.id)).toEqual([embedKeyId])
   })
 })

@@ -28,7 +28,8 @@ test('every problem is reported at once, naming the variable', () => {
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError)
     const problems = (error as ConfigError).problems.join('\n')
-    for (const name of ['PORT', 'ROLE', 'DATABASE_URL', 'RATE_LIMIT_API_PER_MINUTE']) expect(problems).toContain(name)
+    for (const name of ['PORT', 'ROLE', 'DATABASE_URL', 'RATE_LIMIT_API_PER_MINUTE'])
+      expect(problems).toContain(name)
   }
 })
 

@@ -1,6 +1,6 @@
 import { createAccount, createToken } from '../../domain/accounts/use-cases.ts'
 import { jsonLogger, type Logger } from '../../infrastructure/logging/json-logger.ts'
-import { type App, buildApp, stores, systemRandom } from '../../src/compose.ts'
+import { type App, buildApp, type Runtime, resolvers, stores, systemRandom } from '../../src/compose.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 
@@ -14,6 +14,7 @@ export interface TestAccount {
 
 export interface TestApp {
   app: App
+  runtime: Runtime
   db: TestDatabase
   config: Config
   clock: { now: Date }
@@ -38,7 +39,15 @@ export async function startTestApp(
   const logger: Logger = jsonLogger(config.logLevel, (line) => logs.push(line))
   const clock = { now: new Date() }
   const now = () => clock.now
-  const app = buildApp({ config, database: db.database, logger, now, random: systemRandom })
+  const runtime = {
+    config,
+    database: db.database,
+    logger,
+    now,
+    random: systemRandom,
+    ...resolvers(config, now),
+  }
+  const app = buildApp(runtime)
   const s = stores(db.database)
   let counter = 0
 
@@ -53,6 +62,7 @@ export async function startTestApp(
 
   return {
     app,
+    runtime,
     db,
     config,
     clock,

@@ -44,6 +44,8 @@ export const domains = pgTable(
       .default('manual'),
     organizationId: integer(),
     verificationToken: text().notNull(),
+    // DKIM selectors the owner asked us to check, beside learned and common ones.
+    dkimSelectors: jsonb().$type<string[]>().notNull().default([]),
     verifiedAt: timestamp({ withTimezone: true }),
     dmarcPolicy: text({ enum: ['none', 'quarantine', 'reject', 'missing'] }),
     // Per-area status and grade written by the posture checks; null until the first check.

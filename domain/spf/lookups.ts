@@ -1,0 +1,132 @@
+// The DNS questions SPF asks, over the DNS port. Shared by check_host() and the analysis.
+// A resolver that throws is treated as a server failure: SPF outcomes are values (RFC 7208 §2.6).
+
+import type { DnsAnswer, DnsRecord, DnsResolver, RecordType } from '../dns/ports.ts'
+import { type IpAddress, parseIp, reverseName, sameIp, unmapIpv4 } from './ip.ts'
+import { MAX_PTR_NAMES } from './limits.ts'
+
+export async function query(dns: DnsResolver, name: string, type: RecordType): Promise<DnsAnswer> {
+  try {
+    return await dns.resolve(name, type)
+  } catch (error) {
+    return { status: 'error', reason: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/** Answers cached per name and type: an analysis reaches the same name through several branches. */
+export function memoizedResolver(dns: DnsResolver): DnsResolver {
+  const answers = new Map<string, ReturnType<DnsResolver['resolve']>>()
+  return {
+    resolve(name, type) {
+      const key = `${type} ${normalizeName(name)}`
+      let answer = answers.get(key)
+      if (answer === undefined) {
+        answer = query(dns, name, type)
+        answers.set(key, answer)
+      }
+      return answer
+    },
+  }
+}
+
+/** RFC 7208 §4.6.4: a lookup is void when the answer is NXDOMAIN or has no records. */
+export function isVoid(answer: DnsAnswer): boolean {
+  return (
+    answer.status === 'nxdomain' ||
+    answer.status === 'nodata' ||
+    (answer.status === 'ok' && answer.records.length === 0)
+  )
+}
+
+export function isFailure(answer: DnsAnswer): answer is Extract<DnsAnswer, { status: 'timeout' | 'error' }> {
+  return answer.status === 'timeout' || answer.status === 'error'
+}
+
+export function describeFailure(answer: DnsAnswer, name: string, type: RecordType): string {
+  const why = answer.status === 'error' ? answer.reason : answer.status
+  return `DNS ${type} lookup for ${name} failed (${why})`
+}
+
+/** Names as DNS hands them back: no trailing dot, lower case, for comparisons. */
+export function normalizeName(name: string): string {
+  return (name.endsWith('.') ? name.slice(0, -1) : name).toLowerCase()
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * Whether a (macro-expanded) target can be sent as a DNS query at all: labels of 1-63 octets, at
+ * most 253 characters. RFC 7208 §4.3 and the test suite (invalid-domain-long, -empty-label) treat
+ * a name that cannot be queried like one that does not exist.
+ */
+export function isQueryableName(name: string): boolean {
+  if (name === '' || name.length > 253) return false
+  return name.split('.').every((label) => {
+    const size = encoder.encode(label).length
+    return size > 0 && size <= 63
+  })
+}
+
+export function addressesOf(records: readonly DnsRecord[]): IpAddress[] {
+  const out: IpAddress[] = []
+  for (const record of records) {
+    if (record.type !== 'A' && record.type !== 'AAAA') continue
+    const ip = parseIp(record.address)
+    if (ip !== null) out.push(unmapIpv4(ip))
+  }
+  return out
+}
+
+export function addressType(ip: IpAddress): 'A' | 'AAAA' {
+  return ip.family === 4 ? 'A' : 'AAAA'
+}
+
+export type PtrNames = { ok: true; names: string[] } | { ok: false; void: boolean }
+
+export async function ptrNames(dns: DnsResolver, ip: IpAddress): Promise<PtrNames> {
+  const answer = await query(dns, reverseName(ip), 'PTR')
+  if (answer.status !== 'ok' || answer.records.length === 0) return { ok: false, void: isVoid(answer) }
+  const names: string[] = []
+  for (const record of answer.records) {
+    if (record.type === 'PTR') names.push(normalizeName(record.target))
+  }
+  // RFC 7208 §4.6.4: only the first 10 PTR names are considered.
+  return { ok: true, names: names.slice(0, MAX_PTR_NAMES) }
+}
+
+/**
+ * RFC 7208 §5.5: a PTR name is validated when one of its A/AAAA records is the client IP. A DNS
+ * error on that lookup skips the name (§5.5: "that domain name is skipped and the search continues").
+ */
+export async function isValidatedName(dns: DnsResolver, name: string, ip: IpAddress): Promise<boolean> {
+  if (!isQueryableName(name)) return false
+  const answer = await query(dns, name, addressType(ip))
+  if (answer.status !== 'ok') return false
+  return addressesOf(answer.records).some((address) => sameIp(address, ip))
+}
+
+export function isSubdomainOrSelf(name: string, parent: string): boolean {
+  const child = normalizeName(name)
+  const target = normalizeName(parent)
+  return child === target || child.endsWith(`.${target}`)
+}
+
+/**
+ * The `p` macro (RFC 7208 §7.3): a validated name of the client IP, preferring <domain> itself,
+ * then a subdomain of it, then any; "unknown" when none validates or DNS fails.
+ */
+export async function validatedDomain(dns: DnsResolver, ip: IpAddress, domain: string): Promise<string> {
+  const ptr = await ptrNames(dns, ip)
+  if (!ptr.ok) return 'unknown'
+  const validated: string[] = []
+  for (const name of ptr.names) {
+    if (await isValidatedName(dns, name, ip)) validated.push(name)
+  }
+  const target = normalizeName(domain)
+  return (
+    validated.find((name) => name === target) ??
+    validated.find((name) => isSubdomainOrSelf(name, target)) ??
+    validated[0] ??
+    'unknown'
+  )
+}

@@ -1,0 +1,50 @@
+import { and, asc, eq, isNull } from 'drizzle-orm'
+import type { EmbedKeyStore } from '../../domain/embed/embed-key.ts'
+import type { Db } from '../db/database.ts'
+import { embedKeys } from '../db/schema/embed.ts'
+
+const columns = {
+  id: embedKeys.id,
+  key: embedKeys.key,
+  name: embedKeys.name,
+  allowedOrigins: embedKeys.allowedOrigins,
+  createdAt: embedKeys.createdAt,
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export function pgEmbedKeyStore(db: Db): EmbedKeyStore {
+  return {
+    list(accountId) {
+      return db
+        .select(columns)
+        .from(embedKeys)
+        .where(and(eq(embedKeys.accountId, accountId), isNull(embedKeys.revokedAt)))
+        .orderBy(asc(embedKeys.createdAt))
+    },
+    async insert(accountId, key) {
+      const rows = await db
+        .insert(embedKeys)
+        .values({ accountId, ...key })
+        .returning(columns)
+      return rows[0]!
+    },
+    async revoke(accountId, id, at) {
+      // A malformed id cannot name a key; answering "not found" avoids a database type error.
+      if (!UUID.test(id)) return false
+      const rows = await db
+        .update(embedKeys)
+        .set({ revokedAt: at })
+        .where(and(eq(embedKeys.accountId, accountId), eq(embedKeys.id, id), isNull(embedKeys.revokedAt)))
+        .returning({ id: embedKeys.id })
+      return rows.length > 0
+    },
+    async findLive(key) {
+      const rows = await db
+        .select({ ...columns, accountId: embedKeys.accountId })
+        .from(embedKeys)
+        .where(and(eq(embedKeys.key, key), isNull(embedKeys.revokedAt)))
+      return rows[0] ?? null
+    },
+  }
+}

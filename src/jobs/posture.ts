@@ -1,0 +1,66 @@
+import type { PgBoss } from 'pg-boss'
+import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { DomainStore } from '../../domain/domains/ports.ts'
+import { verifyDomain } from '../../domain/domains/verification.ts'
+import { type CheckDeps, checkDomain } from '../../domain/posture/check-domain.ts'
+import type { Logger } from '../../infrastructure/logging/json-logger.ts'
+
+// Posture checks and ownership re-checks in the background. A cron job (run once across all
+// worker processes by pg-boss) finds due domains and enqueues one job each; the per-domain jobs
+// are what several workers share. Each keeps the findings history that alert rules compare.
+
+export const SCHEDULE_CHECKS = 'posture.schedule-checks'
+export const CHECK_DOMAIN = 'posture.check-domain'
+export const VERIFY_PENDING = 'domains.verify-pending'
+
+/** A domain is re-checked when its last check is older than this. */
+export const RECHECK_AFTER_MS = 6 * 3600_000
+const BATCH = 500
+// Unverified domains are re-checked for a month after they were added, then left to the user.
+const VERIFY_WINDOW_MS = 30 * 86_400_000
+
+interface CheckJob {
+  accountId: string
+  name: string
+}
+
+export async function registerPostureJobs(
+  boss: PgBoss,
+  deps: CheckDeps & { verificationDns: DnsResolver; domains: DomainStore; now: () => Date; logger: Logger },
+): Promise<void> {
+  await boss.createQueue(SCHEDULE_CHECKS, { retryLimit: 1, expireInSeconds: 600 })
+  // stately: at most one queued and one running check per domain; a failed check retries with backoff.
+  await boss.createQueue(CHECK_DOMAIN, {
+    policy: 'stately',
+    retryLimit: 3,
+    retryDelay: 60,
+    retryBackoff: true,
+    expireInSeconds: 300,
+  })
+  await boss.createQueue(VERIFY_PENDING, { retryLimit: 1, expireInSeconds: 600 })
+  await boss.schedule(SCHEDULE_CHECKS, '*/10 * * * *')
+  await boss.schedule(VERIFY_PENDING, '*/15 * * * *')
+
+  await boss.work(SCHEDULE_CHECKS, async () => {
+    const due = await deps.checks.due(new Date(deps.now().getTime() - RECHECK_AFTER_MS), BATCH)
+    for (const ref of due) {
+      await boss.send(CHECK_DOMAIN, ref satisfies CheckJob, { singletonKey: `${ref.accountId}:${ref.name}` })
+    }
+  })
+
+  await boss.work<CheckJob>(CHECK_DOMAIN, { batchSize: 4 }, async (jobs) => {
+    for (const job of jobs) {
+      const result = await checkDomain(deps, { ...job.data, now: deps.now() })
+      // A domain deleted since it was queued is not an error worth retrying.
+      if (!result.ok)
+        deps.logger.info('posture check skipped', { domain: job.data.name, reason: result.failure.code })
+    }
+  })
+
+  await boss.work(VERIFY_PENDING, async () => {
+    const since = new Date(deps.now().getTime() - VERIFY_WINDOW_MS)
+    for (const ref of await deps.domains.unverified(since, BATCH)) {
+      await verifyDomain({ domains: deps.domains, dns: deps.verificationDns }, { ...ref, now: deps.now() })
+    }
+  })
+}

@@ -1,0 +1,187 @@
+import { Elysia, t } from 'elysia'
+import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { Domain } from '../../domain/domains/domain.ts'
+import { verifyDomain } from '../../domain/domains/verification.ts'
+import { type CheckDeps, domainStatus, type StoredCheck } from '../../domain/posture/check-domain.ts'
+import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import { apiModels, authErrors } from '../../plugins/api-models.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
+import { item } from '../../plugins/envelope.ts'
+import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainModel, presentDomain } from './domains.ts'
+
+const AreaModel = t.Object({
+  status: t.UnionEnum(['ok', 'warning', 'error', 'missing']),
+  summary: t.String({ examples: ['p=reject, reports to 1 address'] }),
+  record: t.Nullable(t.String()),
+})
+
+export const IssueModel = t.Object({
+  code: t.String({ examples: ['spf.lookup_limit_exceeded'] }),
+  area: t.UnionEnum(['dmarc', 'spf', 'dkim', 'mail']),
+  severity: t.UnionEnum(['info', 'low', 'medium', 'high', 'critical']),
+  message: t.String(),
+  fix: t.Optional(
+    t.Object({
+      type: t.Literal('TXT'),
+      name: t.String({ examples: ['_dmarc.example.com'] }),
+      value: t.String({ examples: ['v=DMARC1; p=none; rua=mailto:r1234@reports.example.net'] }),
+      note: t.Optional(t.String()),
+    }),
+  ),
+})
+
+const StatusModel = t.Object({
+  domain: t.String(),
+  checked_at: t.String({ format: 'date-time' }),
+  fresh_until: t.String({
+    format: 'date-time',
+    description: 'Served from cache until then (the smallest DNS TTL behind it)',
+  }),
+  grade: t.UnionEnum(['A', 'B', 'C', 'D', 'F']),
+  score: t.Integer({ minimum: 0, maximum: 100 }),
+  dmarc_policy: t.UnionEnum(['none', 'quarantine', 'reject', 'missing']),
+  dmarc: AreaModel,
+  spf: AreaModel,
+  dkim: AreaModel,
+  mail: AreaModel,
+  automation: t.Object({
+    level: t.UnionEnum(['manual', 'assisted', 'automatic']),
+    verified: t.Boolean(),
+    status: t.UnionEnum(['monitoring_only', 'waiting_for_verification', 'active']),
+    message: t.String(),
+  }),
+  issues: t.Array(IssueModel),
+  findings: t.Optional(
+    t.Unknown({ description: 'With ?details=1: the raw findings (include tree, queries, keys)' }),
+  ),
+})
+
+function automationStatus(domain: Domain) {
+  const verified = domain.verifiedAt !== null
+  if (domain.automationLevel === 'manual') {
+    return {
+      status: 'monitoring_only' as const,
+      message: 'Monitoring and alerts only; no changes are prepared.',
+    }
+  }
+  if (!verified) {
+    return {
+      status: 'waiting_for_verification' as const,
+      message:
+        'Verify ownership (POST /domains/{name}/verify) before dmarcwatch prepares or applies DNS changes.',
+    }
+  }
+  return {
+    status: 'active' as const,
+    message:
+      domain.automationLevel === 'assisted'
+        ? 'SPF and DMARC changes are prepared and wait for your approval.'
+        : 'SPF updates and DMARC policy progression are applied when safe.',
+  }
+}
+
+export function presentStatus(domain: Domain, check: StoredCheck, details: boolean) {
+  const { posture } = check
+  return {
+    domain: domain.name,
+    checked_at: check.checkedAt.toISOString(),
+    fresh_until: check.freshUntil.toISOString(),
+    grade: posture.grade,
+    score: posture.score,
+    dmarc_policy: posture.dmarcPolicy,
+    ...posture.areas,
+    automation: {
+      level: domain.automationLevel,
+      verified: domain.verifiedAt !== null,
+      ...automationStatus(domain),
+    },
+    issues: posture.issues,
+    ...(details ? { findings: check.findings } : {}),
+  }
+}
+
+// Forced re-checks cost dozens of DNS queries each; this bounds them per account.
+export const REFRESH_POLICY = { scope: 'refresh', limit: 10, windowSeconds: 60 }
+
+export function postureRoutes(
+  deps: CheckDeps & {
+    auth: AuthDeps
+    counter: RateLimitCounter
+    verificationDns: DnsResolver
+    now: () => Date
+  },
+) {
+  return new Elysia({ name: 'routes:posture', prefix: '/domains', detail: { tags: ['Domains'] } })
+    .use(apiModels)
+    .use(authPlugin(deps.auth))
+    .model({
+      DomainStatus: t.Object({ data: StatusModel }),
+      Verification: t.Object({
+        data: t.Object({
+          domain: DomainModel,
+          verified: t.Boolean(),
+          found: t.Array(t.String(), { description: 'TXT values found at the verification name' }),
+          message: t.String(),
+        }),
+      }),
+    })
+    .get(
+      '/:name/status',
+      async ({ principal, params, query }) => {
+        const now = deps.now()
+        const refresh = query.refresh === '1' || query.refresh === 'true'
+        if (refresh) {
+          const decision = await consume(deps, { policy: REFRESH_POLICY, subject: principal.accountId, now })
+          if (!decision.allowed)
+            throw new FailureError({ code: 'rate_limited', retryAfter: decision.retryAfter })
+        }
+        const { domain, check } = unwrap(
+          await domainStatus(deps, { accountId: principal.accountId, name: params.name, now, refresh }),
+        )
+        return item(presentStatus(domain, check, query.details === '1' || query.details === 'true'))
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String() }),
+        query: t.Object({
+          refresh: t.Optional(
+            t.UnionEnum(['0', '1', 'true', 'false'], {
+              description: 'Force a re-check (10 per minute per account)',
+            }),
+          ),
+          details: t.Optional(
+            t.UnionEnum(['0', '1', 'true', 'false'], { description: 'Include the raw findings' }),
+          ),
+        }),
+        response: { 200: 'DomainStatus', ...authErrors, 403: 'Error' },
+        detail: {
+          summary: 'DMARC, SPF, DKIM and automation status',
+          description:
+            'Each area has a status and summary; issues carry a stable code, a severity and, where one exists, the exact DNS record that fixes them. The grade rules are in docs/posture.md. Results are cached for the smallest DNS TTL behind them (1 minute to 1 hour).',
+        },
+      },
+    )
+    .post(
+      '/:name/verify',
+      async ({ principal, params }) => {
+        const result = unwrap(
+          await verifyDomain(
+            { domains: deps.domains, dns: deps.verificationDns },
+            { accountId: principal.accountId, name: params.name, now: deps.now() },
+          ),
+        )
+        return item({ domain: presentDomain(result.domain), ...result.check })
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String() }),
+        response: { 200: 'Verification', ...authErrors, 403: 'Error' },
+        detail: {
+          summary: 'Verify domain ownership',
+          description:
+            'Looks up TXT `_dmarcwatch.<name>` and expects `dmarcwatch-verify=<token>` (see the domain’s `verification`). On success sets `verified` and sends `domain.verified`. A failed check answers 200 with `verified: false` and what was found.',
+        },
+      },
+    )
+}
