@@ -24,10 +24,11 @@ for (const [network, prefix] of [
 ] as const) {
   blocked.addSubnet(network, prefix, 'ipv4')
 }
+// IPv4-mapped IPv6 (::ffff:0:0/96) is judged by its embedded IPv4 address in isPublicAddress; a
+// BlockList rule for it would also match every plain IPv4 address.
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96], // IPv4-mapped: judged by the embedded IPv4 address below
   ['64:ff9b::', 96], // NAT64
   ['100::', 64],
   ['2001:db8::', 32],

@@ -1,6 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { mtaStsPolicyUrl } from '../../domain/mail/mta-sts.ts'
 import { checkPublicHost } from './address-guard.ts'
+import { pinnedFetch } from './pinned-fetch.ts'
 import { readLimitedText } from './read-limited.ts'
 
 export type PolicyFetch = { status: 'ok'; text: string } | { status: 'unavailable'; reason: string }
@@ -28,12 +29,12 @@ export function createMtaStsFetcher(options: {
     )
     if (!host.ok) return { status: 'unavailable', reason: host.reason }
     try {
-      const response = await fetch(url, {
+      const response = await pinnedFetch(url, host.addresses[0]!, {
         redirect: 'manual',
         signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
         headers: { accept: 'text/plain', 'user-agent': 'dmarcwatch (MTA-STS policy check)' },
         ...(options.tls ? { tls: options.tls } : {}),
-      } as RequestInit)
+      })
       if (response.status !== 200) {
         await response.body?.cancel()
         return { status: 'unavailable', reason: `HTTP ${response.status} from ${url.origin}` }

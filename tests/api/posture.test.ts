@@ -34,6 +34,23 @@ const zone: Zone = {
   '_mta-sts.sts.example': [{ type: 'TXT', data: 'v=STSv1; id=20260101' }],
   'mta-sts.sts.example': [{ type: 'A', data: '127.0.0.1' }],
   'mx.sts.example': [{ type: 'A', data: '192.0.2.27' }],
+  // Hostile records: an include loop, a record of 100 terms, a string of 255 bytes, unicode, a
+  // macro that expands past 253 characters, a CNAME loop at the DMARC name.
+  'hostile.example': [
+    {
+      type: 'TXT',
+      data: [
+        'v=spf1 include:loop1.hostile.example exists:%{l}%{l}%{l}%{l}%{l}%{l}.%{d}.%{d}.%{d}.%{d} ',
+        `${Array.from({ length: 100 }, (_, i) => `ip4:10.0.${i}.0/24`)
+          .join(' ')
+          .slice(0, 230)} ûñí ~all`,
+      ],
+    },
+  ],
+  'loop1.hostile.example': [{ type: 'TXT', data: 'v=spf1 include:loop2.hostile.example -all' }],
+  'loop2.hostile.example': [{ type: 'TXT', data: 'v=spf1 include:loop1.hostile.example -all' }],
+  '_dmarc.hostile.example': [{ type: 'CNAME', data: 'a._dmarc.hostile.example' }],
+  'a._dmarc.hostile.example': [{ type: 'CNAME', data: '_dmarc.hostile.example' }],
 }
 
 let dns: DnsTestServer
@@ -48,7 +65,7 @@ beforeAll(async () => {
     INGEST_DOMAIN: 'in.dmarcwatch.test',
   })
   owner = await t.account()
-  for (const name of ['good.example', 'bad.example', 'sts.example', 'slow.example']) {
+  for (const name of ['good.example', 'bad.example', 'sts.example', 'slow.example', 'hostile.example']) {
     const res = await t.request('POST', '/api/v1/domains', {
       token: owner.token,
       body: { domain_name: name },
@@ -146,6 +163,15 @@ describe('GET /domains/{name}/status', () => {
     expect(Date.now() - started).toBeLessThan(10_000)
     // A failed lookup makes the result stale at the minimum: the next request re-checks soon.
     expect(Date.parse(res.body.data.fresh_until) - Date.parse(res.body.data.checked_at)).toBe(60_000)
+  })
+
+  test('hostile records end in RFC results and findings, never a hang or a 500', async () => {
+    const res = await status('hostile.example')
+    expect(res.status).toBe(200)
+    const s = res.body.data
+    expect(s.spf.status).toBe('error')
+    expect(s.dmarc.status).not.toBe('ok')
+    expect(s.grade).toBe('F')
   })
 
   test('?details=1 includes the raw findings', async () => {
