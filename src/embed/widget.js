@@ -12,6 +12,7 @@
   const key = script.getAttribute('data-key')
   const base = new URL(script.src).origin
   const targets = document.querySelectorAll('[data-dmarcwatch-scanner]')
+  const SEVERITY_TONE = { critical: 'error', high: 'error', medium: 'warning', low: 'warning', info: 'ok' }
   const STATUS_LABEL = {
     ok: 'OK',
     warning: 'Warning',
