@@ -78,7 +78,7 @@
         const item = el(
           'li',
           {},
-          el('span', { class: `badge ${issue.severity === 'info' ? 'ok' : 'warning'}` }, issue.severity),
+          el('span', { class: `badge ${SEVERITY_TONE[issue.severity] || 'warning'}` }, issue.severity),
         )
         item.append(` ${issue.message}`)
         if (issue.fix)
