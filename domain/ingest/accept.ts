@@ -1,0 +1,53 @@
+import { fail, ok, type Result } from '../shared/result.ts'
+import type { Accepted, AcceptInput, IntakeSource } from './intake.ts'
+import { ingestKeyOf } from './routing.ts'
+
+export interface NewIngestMessage {
+  accountId: string
+  source: IntakeSource
+  recipient: string | null
+  raw: Uint8Array
+  sha256: string
+  receivedAt: Date
+}
+
+export interface IngestMessageStore {
+  accountByIngestKey(key: string): Promise<string | null>
+  /** Stores the raw message and enqueues its processing in one transaction. */
+  insertAndEnqueue(message: NewIngestMessage): Promise<string>
+}
+
+/**
+ * The one durable write of report intake (contract §6). A message addressed to no account's report
+ * address is refused (`not_found` recipient); an authenticated caller's message goes to its account.
+ */
+export async function acceptMessage(
+  deps: {
+    messages: IngestMessageStore
+    ingestDomain: string
+    maxBytes: number
+    sha256: (bytes: Uint8Array) => string
+    now: () => Date
+  },
+  input: AcceptInput,
+): Promise<Result<Accepted>> {
+  if (input.raw.byteLength > deps.maxBytes) return fail({ code: 'payload_too_large', limit: deps.maxBytes })
+  if (input.raw.byteLength === 0) {
+    return fail({ code: 'validation_failed', message: 'The message is empty.', errors: { body: ['The message is empty.'] } })
+  }
+  let accountId = input.accountId ?? null
+  if (accountId === null) {
+    const key = input.recipient === null ? null : ingestKeyOf(input.recipient, deps.ingestDomain)
+    accountId = key === null ? null : await deps.messages.accountByIngestKey(key)
+    if (accountId === null) return fail({ code: 'not_found', resource: 'recipient' })
+  }
+  const id = await deps.messages.insertAndEnqueue({
+    accountId,
+    source: input.source,
+    recipient: input.recipient,
+    raw: input.raw,
+    sha256: deps.sha256(input.raw),
+    receivedAt: deps.now(),
+  })
+  return ok({ id, accountId })
+}

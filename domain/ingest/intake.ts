@@ -1,0 +1,30 @@
+import type { Result } from '../shared/result.ts'
+
+// Every intake path (HTTP, CLI pipe, IMAP poller, SMTP/LMTP listener) hands a raw RFC 5322 message
+// to one function. Accepting is one durable write: the raw message is stored and its parse job
+// enqueued in the same transaction, so once `accept` resolves ok, nothing can be lost.
+
+export type IntakeSource = 'http' | 'cli' | 'imap' | 'smtp'
+
+export interface AcceptInput {
+  raw: Uint8Array
+  /** The envelope recipient (or Delivered-To / X-Original-To / To as a fallback); routes to an account. */
+  recipient: string | null
+  source: IntakeSource
+  /** Set when the caller authenticated as an account (an API token): the report goes to it. */
+  accountId?: string
+}
+
+export interface Accepted {
+  id: string
+  accountId: string
+}
+
+/**
+ * Failures: `not_found` (resource `recipient`) when the address is no account's report address,
+ * `payload_too_large` over INGEST_MAX_MESSAGE_BYTES. Retryable infrastructure trouble throws.
+ */
+export type AcceptMessage = (input: AcceptInput) => Promise<Result<Accepted>>
+
+/** Whether an address is some account's report address (SMTP refuses others at RCPT TO). */
+export type KnowsRecipient = (address: string) => Promise<boolean>

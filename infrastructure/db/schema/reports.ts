@@ -1,0 +1,223 @@
+import { sql } from 'drizzle-orm'
+import {
+  bigint,
+  boolean,
+  customType,
+  date,
+  index,
+  inet,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+import { accounts } from './accounts.ts'
+import { domains } from './domains.ts'
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' })
+
+// Accepting a message is one write here (plus its job, in the same transaction). The raw bytes stay
+// until parsing succeeds; a message that cannot be parsed stays, quarantined, with the reason.
+export const ingestMessages = pgTable(
+  'ingest_messages',
+  {
+    id: uuid().primaryKey().defaultRandom(),
+    accountId: uuid()
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    source: text({ enum: ['http', 'cli', 'imap', 'smtp'] }).notNull(),
+    recipient: text(),
+    raw: bytea(),
+    size: integer().notNull(),
+    sha256: text().notNull(),
+    receivedAt: timestamp({ withTimezone: true }).notNull(),
+    status: text({ enum: ['pending', 'processed', 'quarantined'] }).notNull().default('pending'),
+    quarantineCode: text(),
+    quarantineReason: text(),
+    /** What the message held: report ids and kinds, duplicates acknowledged. */
+    outcome: jsonb(),
+    processedAt: timestamp({ withTimezone: true }),
+  },
+  (t) => [index().on(t.accountId, t.status, t.receivedAt)],
+)
+
+export const aggregateReports = pgTable(
+  'aggregate_reports',
+  {
+    id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    accountId: uuid()
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    domainId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    messageId: uuid().references(() => ingestMessages.id, { onDelete: 'set null' }),
+    reporterOrg: text().notNull(),
+    reporterEmail: text(),
+    reportId: text().notNull(),
+    policyDomain: text().notNull(),
+    beginAt: timestamp({ withTimezone: true }).notNull(),
+    endAt: timestamp({ withTimezone: true }).notNull(),
+    contentHash: text().notNull(),
+    variant: text().notNull(),
+    policy: jsonb().notNull(),
+    errors: jsonb().$type<string[]>().notNull(),
+    recordCount: integer().notNull(),
+    messageCount: bigint({ mode: 'number' }).notNull(),
+    duplicatesSeen: integer().notNull().default(0),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    // A report accepted once is stored once (contract §6); the same id over another range is another report.
+    uniqueIndex('aggregate_reports_identity_key').on(
+      t.accountId,
+      sql`lower(${t.reporterOrg})`,
+      t.reportId,
+      t.policyDomain,
+      t.beginAt,
+      t.endAt,
+    ),
+    uniqueIndex('aggregate_reports_content_key').on(t.accountId, t.contentHash),
+    index().on(t.domainId, t.beginAt),
+  ],
+)
+
+export const aggregateRecords = pgTable(
+  'aggregate_records',
+  {
+    id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    reportId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => aggregateReports.id, { onDelete: 'cascade' }),
+    accountId: uuid().notNull(),
+    domainId: bigint({ mode: 'number' }).notNull(),
+    day: date({ mode: 'string' }).notNull(),
+    sourceIp: inet().notNull(),
+    count: integer().notNull(),
+    disposition: text().notNull(),
+    dkimEvaluated: text(),
+    spfEvaluated: text(),
+    reasons: jsonb().notNull(),
+    headerFrom: text().notNull(),
+    envelopeFrom: text(),
+    envelopeTo: text(),
+    dkim: jsonb().notNull(),
+    spf: jsonb().notNull(),
+    dkimAligned: boolean().notNull(),
+    spfAligned: boolean().notNull(),
+    dmarcPass: boolean().notNull(),
+  },
+  (t) => [index().on(t.reportId), index().on(t.domainId, t.day)],
+)
+
+// Summaries read these, never the raw records: one row per (domain, day, source IP, disposition,
+// alignment outcome), maintained in the transaction that stores a report.
+export const dailyRollups = pgTable(
+  'daily_rollups',
+  {
+    accountId: uuid().notNull(),
+    domainId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    day: date({ mode: 'string' }).notNull(),
+    sourceIp: inet().notNull(),
+    disposition: text().notNull(),
+    dkimAligned: boolean().notNull(),
+    spfAligned: boolean().notNull(),
+    messages: bigint({ mode: 'number' }).notNull(),
+    reports: integer().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.domainId, t.day, t.sourceIp, t.disposition, t.dkimAligned, t.spfAligned] }),
+    index().on(t.accountId, t.day),
+  ],
+)
+
+export const forensicReports = pgTable(
+  'forensic_reports',
+  {
+    id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    accountId: uuid()
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    domainId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    messageId: uuid().references(() => ingestMessages.id, { onDelete: 'set null' }),
+    contentHash: text().notNull(),
+    arrivalAt: timestamp({ withTimezone: true }),
+    sourceIp: inet(),
+    reportedDomain: text(),
+    authFailure: text(),
+    deliveryResult: text(),
+    redacted: boolean().notNull(),
+    report: jsonb().notNull(),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('forensic_reports_content_key').on(t.accountId, t.contentHash), index().on(t.domainId, t.createdAt)],
+)
+
+export const tlsReports = pgTable(
+  'tls_reports',
+  {
+    id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    accountId: uuid()
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    domainId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    messageId: uuid().references(() => ingestMessages.id, { onDelete: 'set null' }),
+    organization: text().notNull(),
+    reportId: text().notNull(),
+    beginAt: timestamp({ withTimezone: true }).notNull(),
+    endAt: timestamp({ withTimezone: true }).notNull(),
+    successCount: bigint({ mode: 'number' }).notNull(),
+    failureCount: bigint({ mode: 'number' }).notNull(),
+    report: jsonb().notNull(),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('tls_reports_identity_key').on(t.accountId, t.domainId, sql`lower(${t.organization})`, t.reportId),
+    index().on(t.domainId, t.beginAt),
+  ],
+)
+
+// Public DNS facts about sending IPs, shared by all accounts (not tenant data): filled by the
+// enrichment job, never by the parser.
+export const sourceIps = pgTable('source_ips', {
+  ip: inet().primaryKey(),
+  ptr: text(),
+  ptrStatus: text({ enum: ['ok', 'none', 'error'] }).notNull(),
+  checkedAt: timestamp({ withTimezone: true }).notNull(),
+})
+
+// DKIM selectors seen signing a domain's mail in its reports; the posture checks try them.
+export const dkimSelectorsSeen = pgTable(
+  'dkim_selectors_seen',
+  {
+    domainId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    selector: text().notNull(),
+    signingDomain: text().notNull(),
+    lastSeen: date({ mode: 'string' }).notNull(),
+    messages: bigint({ mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.selector, t.signingDomain] })],
+)
+
+export const accountSettings = pgTable('account_settings', {
+  accountId: uuid()
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  /** Failure reports keep local parts of addresses only when the account opts out of redaction. */
+  redactForensic: boolean().notNull().default(true),
+  rawRetentionDays: integer().notNull().default(30),
+  recordRetentionDays: integer().notNull().default(400),
+  forensicRetentionDays: integer().notNull().default(90),
+})

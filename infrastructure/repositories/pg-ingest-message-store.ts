@@ -1,0 +1,127 @@
+import { and, count, desc, eq, sql } from 'drizzle-orm'
+import { fromDrizzle, type PgBoss } from 'pg-boss'
+import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
+import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
+import type { Db } from '../db/database.ts'
+import { accounts } from '../db/schema/accounts.ts'
+import { ingestMessages } from '../db/schema/reports.ts'
+
+export const PROCESS_MESSAGE = 'ingest.process-message'
+
+export interface StoredMessage {
+  id: string
+  accountId: string
+  source: string
+  recipient: string | null
+  raw: Uint8Array | null
+  size: number
+  sha256: string
+  receivedAt: Date
+  status: 'pending' | 'processed' | 'quarantined'
+}
+
+export interface QuarantinedMessage {
+  id: string
+  source: string
+  recipient: string | null
+  size: number
+  receivedAt: Date
+  code: string
+  reason: string
+}
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+
+const enqueue = (boss: PgBoss, tx: Tx, messageId: string) =>
+  boss.send(PROCESS_MESSAGE, { messageId }, { db: fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql), retryLimit: 5, retryDelay: 30, retryBackoff: true })
+
+export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
+  const queue = () => {
+    if (boss === null) throw new Error('report intake needs the job queue (pg-boss) in this process')
+    return boss
+  }
+  const store = {
+    async accountByIngestKey(key: string) {
+      const rows = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.ingestKey, key))
+      return rows[0]?.id ?? null
+    },
+
+    async insertAndEnqueue(message: NewIngestMessage) {
+      const jobs = queue()
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .insert(ingestMessages)
+          .values({ ...message, size: message.raw.byteLength })
+          .returning({ id: ingestMessages.id })
+        await enqueue(jobs, tx, row!.id)
+        return row!.id
+      })
+    },
+
+    async load(id: string): Promise<StoredMessage | null> {
+      const rows = await db.select().from(ingestMessages).where(eq(ingestMessages.id, id))
+      const row = rows[0]
+      if (row === undefined) return null
+      return { ...row, raw: row.raw === null ? null : new Uint8Array(row.raw) }
+    },
+
+    async markProcessed(id: string, outcome: unknown, now: Date) {
+      await db
+        .update(ingestMessages)
+        .set({ status: 'processed', outcome, processedAt: now, quarantineCode: null, quarantineReason: null })
+        .where(eq(ingestMessages.id, id))
+    },
+
+    async quarantine(id: string, reason: { code: string; message: string }, now: Date) {
+      await db
+        .update(ingestMessages)
+        .set({ status: 'quarantined', quarantineCode: reason.code, quarantineReason: reason.message, processedAt: now })
+        .where(eq(ingestMessages.id, id))
+    },
+
+    async listQuarantine(accountId: string, page: PageRequest) {
+      const where = and(eq(ingestMessages.accountId, accountId), eq(ingestMessages.status, 'quarantined'))
+      const [rows, totals] = await Promise.all([
+        db
+          .select({
+            id: ingestMessages.id,
+            source: ingestMessages.source,
+            recipient: ingestMessages.recipient,
+            size: ingestMessages.size,
+            receivedAt: ingestMessages.receivedAt,
+            code: ingestMessages.quarantineCode,
+            reason: ingestMessages.quarantineReason,
+          })
+          .from(ingestMessages)
+          .where(where)
+          .orderBy(desc(ingestMessages.receivedAt))
+          .limit(page.perPage)
+          .offset(offsetOf(page)),
+        db.select({ total: count() }).from(ingestMessages).where(where),
+      ])
+      return {
+        items: rows.map((r) => ({ ...r, code: r.code ?? 'unknown', reason: r.reason ?? '' })) as QuarantinedMessage[],
+        total: totals[0]?.total ?? 0,
+      }
+    },
+
+    /** Puts a quarantined message back in the queue (same transaction); false when not quarantined here. */
+    async retry(accountId: string, id: string): Promise<boolean> {
+      if (!/^[0-9a-f-]{36}$/i.test(id)) return false
+      const jobs = queue()
+      return db.transaction(async (tx) => {
+        const rows = await tx
+          .update(ingestMessages)
+          .set({ status: 'pending', quarantineCode: null, quarantineReason: null })
+          .where(and(eq(ingestMessages.accountId, accountId), eq(ingestMessages.id, id), eq(ingestMessages.status, 'quarantined')))
+          .returning({ id: ingestMessages.id })
+        if (rows.length === 0) return false
+        await enqueue(jobs, tx, id)
+        return true
+      })
+    },
+  }
+  return store satisfies IngestMessageStore
+}
+
+export type PgIngestMessageStore = ReturnType<typeof pgIngestMessageStore>

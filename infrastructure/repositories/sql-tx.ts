@@ -1,0 +1,84 @@
+import type { Database } from '../db/database.ts'
+
+// A transaction as plain SQL, the same on postgres.js and PGlite, for the few write paths that are
+// hot enough to bypass the query builder (report storage).
+
+export interface SqlTx {
+  query<T>(text: string, params?: unknown[]): Promise<T[]>
+  /** Set on PostgreSQL: a COPY FROM STDIN writer. */
+  copy?: (statement: string) => Promise<NodeJS.WritableStream>
+}
+
+export async function transactionOf<T>(database: Database, work: (tx: SqlTx) => Promise<T>): Promise<T> {
+  if (database.kind === 'postgres') {
+    return (await database.client.begin((sql) =>
+      work({
+        query: (text, params) => sql.unsafe(text, (params ?? []) as never[]) as unknown as Promise<never[]>,
+        copy: (statement) => sql.unsafe(statement).writable() as unknown as Promise<NodeJS.WritableStream>,
+      }),
+    )) as T
+  }
+  return database.pglite.transaction((tx) =>
+    work({ query: async <R>(text: string, params?: unknown[]) => (await tx.query<R>(text, params)).rows }),
+  )
+}
+
+// COPY text format (PostgreSQL docs, "COPY", File Formats): tab-separated, \N for NULL, and
+// backslash, tab, newline and carriage return escaped.
+function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N'
+  if (typeof value === 'boolean') return value ? 't' : 'f'
+  return String(value).replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'))
+}
+
+const COPY_CHUNK = 256 * 1024
+const INSERT_BATCH = 400
+
+/** Streams rows into a table: COPY on PostgreSQL, batched multi-row INSERTs on PGlite. */
+export async function copyRows(
+  tx: SqlTx,
+  table: string,
+  columns: readonly string[],
+  rows: AsyncIterable<unknown[]>,
+): Promise<void> {
+  if (tx.copy) {
+    const stream = await tx.copy(`copy ${table} (${columns.join(', ')}) from stdin`)
+    const done = new Promise<void>((resolve, reject) => {
+      stream.on('finish', () => resolve())
+      stream.on('error', reject)
+    })
+    let buffer = ''
+    const flush = async () => {
+      // Respect back-pressure so a huge report never piles up in memory.
+      if (!stream.write(buffer)) await new Promise((resolve) => stream.once('drain', resolve))
+      buffer = ''
+    }
+    try {
+      for await (const row of rows) {
+        buffer += `${row.map(copyField).join('\t')}\n`
+        if (buffer.length >= COPY_CHUNK) await flush()
+      }
+      if (buffer.length > 0) await flush()
+    } catch (error) {
+      // Abort the COPY so the transaction fails with the original error (not with the stream's).
+      done.catch(() => {})
+      ;(stream as unknown as { destroy(error: Error): void }).destroy(error as Error)
+      throw error
+    }
+    stream.end()
+    await done
+    return
+  }
+  let batch: unknown[][] = []
+  const insert = async () => {
+    const params: unknown[] = []
+    const tuples = batch.map((row) => `(${row.map((value) => `$${params.push(value)}`).join(', ')})`)
+    await tx.query(`insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`, params)
+    batch = []
+  }
+  for await (const row of rows) {
+    batch.push(row)
+    if (batch.length >= INSERT_BATCH) await insert()
+  }
+  if (batch.length > 0) await insert()
+}

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { rowsOf } from '../../../infrastructure/db/database.ts'
+import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
+import type { AggregateMetadata, AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
+import type { AggregateWrite } from '../../../domain/reports/store-aggregate.ts'
+import { startTestApp, type TestApp } from '../../support/test-app.ts'
+
+let t: TestApp
+let accountId: string
+let domainId: number
+
+beforeAll(async () => {
+  t = await startTestApp()
+  const owner = await t.account()
+  accountId = owner.accountId
+  await t.request('POST', '/api/v1/domains', { token: owner.token, body: { domain_name: 'example.com' } })
+  const rows = rowsOf<{ id: number }>(await t.db.database.db.execute(sql`select id from domains where name = 'example.com'`))
+  domainId = Number(rows[0]!.id)
+}, 60_000)
+afterAll(() => t.close())
+
+const metadata = (reportId: string, begin = 1_700_000_000): AggregateMetadata => ({
+  variant: 'rfc7489',
+  version: null,
+  orgName: 'Example Reporter',
+  email: 'noreply@reporter.example',
+  extraContactInfo: null,
+  reportId,
+  begin,
+  end: begin + 86_399,
+  errors: [],
+  generator: null,
+  policy: { domain: 'example.com', adkim: 'r', aspf: 'r', p: 'none', sp: null, np: null, pct: 100, fo: null, testing: null, discoveryMethod: null },
+})
+
+const record = (ip: string, count: number, pass: boolean): AggregateRecord => ({
+  sourceIp: ip,
+  count,
+  disposition: 'none',
+  dkimEvaluated: pass ? 'pass' : 'fail',
+  spfEvaluated: 'fail',
+  reasons: [],
+  headerFrom: 'example.com',
+  envelopeFrom: 'bounce.example.com',
+  envelopeTo: null,
+  dkim: [{ domain: 'example.com', selector: 's1\tweird', result: pass ? 'pass' : 'fail', humanResult: 'line\nbreak \\ back' }],
+  spf: [{ domain: 'bounce.example.com', scope: 'mfrom', result: 'fail' }],
+})
+
+async function* stream(records: AggregateRecord[]) {
+  for (const r of records) yield r
+}
+
+const write = (reportId: string, records: AggregateRecord[], hash: string, begin?: number): AggregateWrite => ({
+  accountId,
+  domainId,
+  messageId: null,
+  metadata: metadata(reportId, begin),
+  records: stream(records),
+  evaluate: (r) => ({ dkimAligned: r.dkimEvaluated === 'pass', spfAligned: false, dmarcPass: r.dkimEvaluated === 'pass' }),
+  contentHash: () => hash,
+})
+
+test('stores a report, its records (special characters intact) and rollups in one go', async () => {
+  const writer = createAggregateWriter(t.db.database)
+  const records = [record('192.0.2.1', 10, true), record('192.0.2.1', 5, true), record('2001:db8::1', 3, false)]
+  const result = await writer.write(write('r1', records, 'hash-1'))
+  expect(result).toEqual({ status: 'stored', reportId: expect.any(Number), records: 3, messages: 18 })
+  const db = t.db.database.db
+  const stored = rowsOf<{ dkim: { selector: string; humanResult: string }[]; source_ip: string }>(
+    await db.execute(sql`select dkim, host(source_ip) as source_ip from aggregate_records order by id`),
+  )
+  expect(stored[0]!.dkim[0]).toMatchObject({ selector: 's1\tweird', humanResult: 'line\nbreak \\ back' })
+  expect(stored[2]!.source_ip).toBe('2001:db8::1')
+  const rollups = rowsOf<{ source_ip: string; messages: number; dkim_aligned: boolean }>(
+    await db.execute(sql`select host(source_ip) as source_ip, messages::int as messages, dkim_aligned from daily_rollups order by source_ip`),
+  )
+  expect(rollups).toEqual([
+    { source_ip: '192.0.2.1', messages: 15, dkim_aligned: true },
+    { source_ip: '2001:db8::1', messages: 3, dkim_aligned: false },
+  ])
+  const selectors = rowsOf<{ selector: string; messages: number }>(
+    await db.execute(sql`select selector, messages::int as messages from dkim_selectors_seen order by selector`),
+  )
+  expect(selectors).toEqual([{ selector: 's1\tweird', messages: 18 }])
+})
+
+test('the same report again (by identity or by content) is counted, not stored', async () => {
+  const writer = createAggregateWriter(t.db.database)
+  const again = await writer.write(write('r1', [record('192.0.2.9', 1, true)], 'other-hash'))
+  expect(again.status).toBe('duplicate')
+  const sameContent = await writer.write(write('r1-renamed', [record('192.0.2.1', 10, true)], 'hash-1'))
+  expect(sameContent.status).toBe('duplicate')
+  // A same-id report over another range is another report.
+  const otherRange = await writer.write(write('r1', [record('192.0.2.2', 7, true)], 'hash-2', 1_700_086_400))
+  expect(otherRange.status).toBe('stored')
+  const db = t.db.database.db
+  const reports = rowsOf<{ report_id: string; duplicates_seen: number }>(
+    await db.execute(sql`select report_id, duplicates_seen from aggregate_reports order by id`),
+  )
+  expect(reports).toEqual([
+    { report_id: 'r1', duplicates_seen: 2 },
+    { report_id: 'r1', duplicates_seen: 0 },
+  ])
+  const total = rowsOf<{ n: number }>(await db.execute(sql`select sum(messages)::int as n from daily_rollups`))
+  expect(total[0]!.n).toBe(25)
+})
+
+test('a failure in the middle of the stream rolls the whole report back', async () => {
+  const writer = createAggregateWriter(t.db.database)
+  async function* broken() {
+    yield record('192.0.2.50', 1, true)
+    throw new Error('parse failure at record 2')
+  }
+  await expect(writer.write({ ...write('r-broken', [], 'hash-3'), records: broken() })).rejects.toThrow('parse failure')
+  const rows = rowsOf<{ n: number }>(
+    await t.db.database.db.execute(sql`select count(*)::int as n from aggregate_reports where report_id = 'r-broken'`),
+  )
+  expect(rows[0]!.n).toBe(0)
+})
