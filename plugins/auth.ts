@@ -25,7 +25,7 @@ interface HeaderSink {
 }
 
 /** Contract §3: every API response, 401s and 429s included, carries the X-RateLimit-* trio. */
-function applyDecision(set: HeaderSink, decision: RateDecision): void {
+export function applyDecision(set: HeaderSink, decision: RateDecision): void {
   set.headers['x-ratelimit-limit'] = String(decision.limit)
   set.headers['x-ratelimit-remaining'] = String(decision.remaining)
   set.headers['x-ratelimit-reset'] = String(decision.reset)

@@ -6,6 +6,8 @@ export interface BodyLimits {
   defaultBytes: number
   /** Larger limits for path prefixes, e.g. raw report intake (64 MB). */
   byPrefix: { prefix: string; bytes: number }[]
+  /** Paths whose handlers read the raw body stream themselves (under their limit); not parsed here. */
+  rawPrefixes?: string[]
 }
 
 export function limitFor(limits: BodyLimits, path: string): number {
@@ -14,6 +16,8 @@ export function limitFor(limits: BodyLimits, path: string): number {
 
 const MALFORMED_JSON = Object.freeze({ malformedJson: Symbol('malformed JSON') })
 const TOO_LARGE = Symbol('body over the limit')
+/** The parsed "body" of a raw route: its handler reads `request.body` itself. */
+export const RAW_BODY = Object.freeze({ rawBody: true })
 const tooLargeMarker = (limit: number) => Object.freeze({ [TOO_LARGE]: limit })
 
 /** Throws the contract's 400 or 413 for a body the parser could not take (see bodyLimit's parser). */
@@ -55,6 +59,8 @@ export function bodyLimit(limits: BodyLimits) {
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
       // Every body is read here, under its limit. Routes declare `parse: 'json'` for their OpenAPI
       // content type; this parser runs before theirs and answers for them.
+      // A value (not undefined) stops Elysia's own parsers too, so the stream stays unread.
+      if (limits.rawPrefixes?.some((prefix) => path.startsWith(prefix))) return RAW_BODY
       const limit = limitFor(limits, path)
       let bytes: Uint8Array
       try {

@@ -1,5 +1,9 @@
 import { Elysia } from 'elysia'
+import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../domain/dns/ports.ts'
+import { acceptMessage } from '../domain/ingest/accept.ts'
+import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
+import { ingestKeyOf } from '../domain/ingest/routing.ts'
 import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
@@ -13,8 +17,10 @@ import { pgAccountStore } from '../infrastructure/repositories/pg-account-store.
 import { pgDomainCheckStore } from '../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../infrastructure/repositories/pg-domain-store.ts'
 import { pgEmbedKeyStore } from '../infrastructure/repositories/pg-embed-key-store.ts'
+import { pgIngestMessageStore } from '../infrastructure/repositories/pg-ingest-message-store.ts'
 import { pgOrganizationStore } from '../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../infrastructure/repositories/pg-rate-limit-counter.ts'
+import { pgReportReader } from '../infrastructure/repositories/pg-report-reader.ts'
 import { pgTokenStore } from '../infrastructure/repositories/pg-token-store.ts'
 import type { AuthDeps } from '../plugins/auth.ts'
 import { bodyLimit } from '../plugins/body-limit.ts'
@@ -27,8 +33,10 @@ import type { Config } from './config.ts'
 import { domainRoutes } from './routes/domains.ts'
 import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { healthRoutes } from './routes/health.ts'
+import { ingestRoutes } from './routes/ingest.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
+import { reportRoutes } from './routes/reports.ts'
 
 // The composition root: the one place that builds adapters and hands them to use cases and routes.
 
@@ -44,6 +52,8 @@ export interface Runtime {
   dns: CachingDnsResolver
   /** Uncached DNS, for ownership verification (a fresh TXT must not wait out a cached NXDOMAIN). */
   verificationDns: DnsResolver
+  /** The job queue; report intake enqueues in the transaction that stores the message. */
+  boss: PgBoss | null
 }
 
 /** The resolvers a process uses, from DNS_SERVERS and DNS_TIMEOUT_MS. */
@@ -67,7 +77,31 @@ export function stores(database: Database) {
     counter: pgRateLimitCounter(db),
     checks: pgDomainCheckStore(db),
     embedKeys: pgEmbedKeyStore(db),
+    reports: pgReportReader(db),
   }
+}
+
+export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+
+/** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
+export function intake(runtime: Runtime) {
+  const messages = pgIngestMessageStore(runtime.database.db, runtime.boss)
+  const accept: AcceptMessage = (input) =>
+    acceptMessage(
+      {
+        messages,
+        ingestDomain: runtime.config.ingestDomain,
+        maxBytes: runtime.config.ingestMaxMessageBytes,
+        sha256: sha256Hex,
+        now: runtime.now,
+      },
+      input,
+    )
+  const knowsRecipient: KnowsRecipient = async (address) => {
+    const key = ingestKeyOf(address, runtime.config.ingestDomain)
+    return key !== null && (await messages.accountByIngestKey(key)) !== null
+  }
+  return { messages, accept, knowsRecipient }
 }
 
 /** What posture checks need, for the API and the worker alike. */
@@ -97,6 +131,7 @@ export function buildApp(runtime: Runtime) {
   const { config, database, logger, now, random } = runtime
   const s = stores(database)
   const checks = checkDeps(runtime, s)
+  const intakeDeps = intake(runtime)
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -112,6 +147,17 @@ export function buildApp(runtime: Runtime) {
       postureRoutes({ ...checks, auth, counter: s.counter, verificationDns: runtime.verificationDns, now }),
     )
     .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
+    .use(reportRoutes({ reports: s.reports, auth, now }))
+    .use(
+      ingestRoutes({
+        ...intakeDeps,
+        auth,
+        ingestDomain: config.ingestDomain,
+        ingestSecret: config.ingestSecret,
+        maxMessageBytes: config.ingestMaxMessageBytes,
+        reportAddress: checks.reportAddress,
+      }),
+    )
 
   const app = new Elysia()
     .use(requestId)
@@ -121,6 +167,7 @@ export function buildApp(runtime: Runtime) {
       bodyLimit({
         defaultBytes: config.maxJsonBodyBytes,
         byPrefix: [{ prefix: '/api/v1/ingest/messages', bytes: config.ingestMaxMessageBytes }],
+        rawPrefixes: ['/api/v1/ingest/messages'],
       }),
     )
     .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))

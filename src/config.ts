@@ -17,6 +17,8 @@ export interface Config {
   /** Number of trusted reverse-proxy hops in front of the service (0: use the socket address). */
   trustProxy: number
   ingestDomain: string
+  /** Lets the operator's mail server submit reports for every account over HTTP (Bearer). */
+  ingestSecret: string | null
   rateLimits: {
     apiPerMinute: number
     publicPerMinute: number
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
     role: oneOf('ROLE', ['all', 'api', 'worker'] as const, 'all'),
     trustProxy: int('TRUST_PROXY', 0, 0, 10),
     ingestDomain,
+    ingestSecret: get('INGEST_SECRET') ?? null,
     rateLimits: {
       apiPerMinute: int('RATE_LIMIT_API_PER_MINUTE', 60, 1, 10_000_000),
       publicPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 100, 1, 10_000_000),

@@ -4,6 +4,7 @@ import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.t
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { type App, buildApp, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
+import { createQueues } from './jobs/queues.ts'
 import { openDatabase } from './open-database.ts'
 import { startWorkers } from './worker.ts'
 
@@ -30,8 +31,9 @@ if (config.databaseUrl === null && database.kind !== 'pglite') {
 }
 await migrate(database)
 const now = () => new Date()
-const runtime = { config, database, logger, now, random: systemRandom, ...resolvers(config, now) }
 const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
+await createQueues(boss)
+const runtime = { config, database, logger, now, random: systemRandom, boss, ...resolvers(config, now) }
 if (config.role !== 'api') await startWorkers(boss, runtime)
 
 let app: App | null = null

@@ -2,9 +2,11 @@ import type { PgBoss } from 'pg-boss'
 import { checkDeps, type Runtime, stores } from './compose.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
 import { registerPostureJobs } from './jobs/posture.ts'
+import { createQueues } from './jobs/queues.ts'
 
 /** Registers every queue, schedule and handler this process works on. */
 export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void> {
+  await createQueues(boss)
   await registerMaintenance(boss, { db: runtime.database.db, now: runtime.now })
   const s = stores(runtime.database)
   await registerPostureJobs(boss, {

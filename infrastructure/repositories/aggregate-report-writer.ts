@@ -34,7 +34,13 @@ const RECORD_COLUMNS = [
 
 class DuplicateContent extends Error {}
 
-function recordRow(reportId: number, input: AggregateWrite, day: string, record: AggregateRecord, outcome: RecordOutcome) {
+function recordRow(
+  reportId: number,
+  input: AggregateWrite,
+  day: string,
+  record: AggregateRecord,
+  outcome: RecordOutcome,
+) {
   return [
     reportId,
     input.accountId,
@@ -102,12 +108,10 @@ async function countDuplicate(tx: SqlTx, input: AggregateWrite, byContent: strin
 
 async function finish(tx: SqlTx, reportId: number, contentHash: string, records: number, messages: number) {
   try {
-    await tx.query('update aggregate_reports set content_hash = $2, record_count = $3, message_count = $4 where id = $1', [
-      reportId,
-      contentHash,
-      records,
-      messages,
-    ])
+    await tx.query(
+      'update aggregate_reports set content_hash = $2, record_count = $3, message_count = $4 where id = $1',
+      [reportId, contentHash, records, messages],
+    )
   } catch (error) {
     if ((error as { code?: string }).code === '23505') throw new DuplicateContent()
     throw error
@@ -141,7 +145,8 @@ export function createAggregateWriter(database: Database): AggregateReportWriter
       try {
         return await transactionOf(database, async (tx) => {
           const reportId = await insertReport(tx, input)
-          if (reportId === null) return { status: 'duplicate' as const, reportId: await countDuplicate(tx, input, null) }
+          if (reportId === null)
+            return { status: 'duplicate' as const, reportId: await countDuplicate(tx, input, null) }
           const day = reportDay(input.metadata.begin)
           let records = 0
           let messages = 0

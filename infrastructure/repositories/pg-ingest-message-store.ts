@@ -33,7 +33,16 @@ export interface QuarantinedMessage {
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
 const enqueue = (boss: PgBoss, tx: Tx, messageId: string) =>
-  boss.send(PROCESS_MESSAGE, { messageId }, { db: fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql), retryLimit: 5, retryDelay: 30, retryBackoff: true })
+  boss.send(
+    PROCESS_MESSAGE,
+    { messageId },
+    {
+      db: fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql),
+      retryLimit: 5,
+      retryDelay: 30,
+      retryBackoff: true,
+    },
+  )
 
 export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
   const queue = () => {
@@ -75,7 +84,12 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
     async quarantine(id: string, reason: { code: string; message: string }, now: Date) {
       await db
         .update(ingestMessages)
-        .set({ status: 'quarantined', quarantineCode: reason.code, quarantineReason: reason.message, processedAt: now })
+        .set({
+          status: 'quarantined',
+          quarantineCode: reason.code,
+          quarantineReason: reason.message,
+          processedAt: now,
+        })
         .where(eq(ingestMessages.id, id))
     },
 
@@ -100,7 +114,11 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
         db.select({ total: count() }).from(ingestMessages).where(where),
       ])
       return {
-        items: rows.map((r) => ({ ...r, code: r.code ?? 'unknown', reason: r.reason ?? '' })) as QuarantinedMessage[],
+        items: rows.map((r) => ({
+          ...r,
+          code: r.code ?? 'unknown',
+          reason: r.reason ?? '',
+        })) as QuarantinedMessage[],
         total: totals[0]?.total ?? 0,
       }
     },
@@ -113,7 +131,13 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
         const rows = await tx
           .update(ingestMessages)
           .set({ status: 'pending', quarantineCode: null, quarantineReason: null })
-          .where(and(eq(ingestMessages.accountId, accountId), eq(ingestMessages.id, id), eq(ingestMessages.status, 'quarantined')))
+          .where(
+            and(
+              eq(ingestMessages.accountId, accountId),
+              eq(ingestMessages.id, id),
+              eq(ingestMessages.status, 'quarantined'),
+            ),
+          )
           .returning({ id: ingestMessages.id })
         if (rows.length === 0) return false
         await enqueue(jobs, tx, id)

@@ -28,7 +28,9 @@ export async function transactionOf<T>(database: Database, work: (tx: SqlTx) => 
 function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N'
   if (typeof value === 'boolean') return value ? 't' : 'f'
-  return String(value).replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'))
+  return String(value).replace(/[\\\t\n\r]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
+  )
 }
 
 const COPY_CHUNK = 256 * 1024

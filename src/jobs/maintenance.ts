@@ -6,7 +6,6 @@ export const RATE_LIMIT_CLEANUP = 'maintenance.rate-limit-cleanup'
 
 /** Old rate-limit windows are deleted every ten minutes; pg-boss runs a cron once across processes. */
 export async function registerMaintenance(boss: PgBoss, deps: { db: Db; now: () => Date }): Promise<void> {
-  await boss.createQueue(RATE_LIMIT_CLEANUP, { retryLimit: 2, expireInSeconds: 300 })
   await boss.schedule(RATE_LIMIT_CLEANUP, '*/10 * * * *')
   await boss.work(RATE_LIMIT_CLEANUP, async () => {
     await deleteExpiredCounters(deps.db, Math.floor(deps.now().getTime() / 1000))

@@ -28,16 +28,6 @@ export async function registerPostureJobs(
   boss: PgBoss,
   deps: CheckDeps & { verificationDns: DnsResolver; domains: DomainStore; now: () => Date; logger: Logger },
 ): Promise<void> {
-  await boss.createQueue(SCHEDULE_CHECKS, { retryLimit: 1, expireInSeconds: 600 })
-  // stately: at most one queued and one running check per domain; a failed check retries with backoff.
-  await boss.createQueue(CHECK_DOMAIN, {
-    policy: 'stately',
-    retryLimit: 3,
-    retryDelay: 60,
-    retryBackoff: true,
-    expireInSeconds: 300,
-  })
-  await boss.createQueue(VERIFY_PENDING, { retryLimit: 1, expireInSeconds: 600 })
   await boss.schedule(SCHEDULE_CHECKS, '*/10 * * * *')
   await boss.schedule(VERIFY_PENDING, '*/15 * * * *')
 

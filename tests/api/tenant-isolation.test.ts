@@ -10,6 +10,7 @@ let owner: TestAccount
 let stranger: TestAccount
 let orgId: number
 let embedKeyId: string
+let ownerKey: string
 const tokens: Record<string, string | null> = {}
 
 interface Case {
@@ -82,6 +83,56 @@ const cases: Case[] = [
   },
   {
     method: 'GET',
+    route: '/api/v1/domains/:name/reports',
+    path: () => '/api/v1/domains/owned.example/reports',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name/reports/:id',
+    path: () => '/api/v1/domains/owned.example/reports/1',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/dmarc-reports/overview',
+    path: () => '/api/v1/dmarc-reports/overview',
+    stranger: { status: 200, check: (body) => expect(body.data.totals.messages).toBe(0) },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/dmarc-reports/domains/:domain/summary',
+    path: () => '/api/v1/dmarc-reports/domains/owned.example/summary',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/ingest/address',
+    path: () => '/api/v1/ingest/address',
+    stranger: { status: 200, check: (body) => expect(body.data.address).not.toContain(ownerKey) },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/ingest/messages',
+    path: () => '/api/v1/ingest/messages',
+    body: () => 'From: a@b.example\r\nTo: x@y.example\r\nSubject: hi\r\n\r\nhello\r\n',
+    // Accepted for the stranger's own account: a token decides the account, whatever the address says.
+    stranger: { status: 202 },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/ingest/quarantine',
+    path: () => '/api/v1/ingest/quarantine',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/ingest/quarantine/:id/retry',
+    path: () => `/api/v1/ingest/quarantine/${crypto.randomUUID()}/retry`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
     route: '/api/v1/organizations',
     path: () => '/api/v1/organizations',
     stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
@@ -102,8 +153,9 @@ const cases: Case[] = [
 ]
 
 beforeAll(async () => {
-  t = await startTestApp()
+  t = await startTestApp({}, { queue: true })
   owner = await t.account()
+  ownerKey = (await t.request('GET', '/api/v1/ingest/address', { token: owner.token })).body.data.address.split('@')[0]
   stranger = await t.account()
   await t.request('POST', '/api/v1/domains', { token: owner.token, body: { domain_name: 'owned.example' } })
   const org = await t.request('POST', '/api/v1/organizations', {

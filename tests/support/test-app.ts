@@ -1,7 +1,9 @@
 import { createAccount, createToken } from '../../domain/accounts/use-cases.ts'
 import { jsonLogger, type Logger } from '../../infrastructure/logging/json-logger.ts'
+import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import { type App, buildApp, type Runtime, resolvers, stores, systemRandom } from '../../src/compose.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
+import { createQueues } from '../../src/jobs/queues.ts'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 
 // The whole app around a fresh database, driven through app.handle(new Request(...)): no port.
@@ -31,7 +33,7 @@ export interface TestApp {
 
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: { db?: TestDatabase } = {},
+  options: { db?: TestDatabase; queue?: boolean } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase())
   const config = loadConfig({ LOG_LEVEL: 'debug', ...env })
@@ -39,12 +41,16 @@ export async function startTestApp(
   const logger: Logger = jsonLogger(config.logLevel, (line) => logs.push(line))
   const clock = { now: new Date() }
   const now = () => clock.now
+  // Report intake enqueues jobs; tests that ingest start pg-boss (without background maintenance).
+  const boss = options.queue ? await startBoss(db.database, { background: false }) : null
+  if (boss) await createQueues(boss)
   const runtime = {
     config,
     database: db.database,
     logger,
     now,
     random: systemRandom,
+    boss,
     ...resolvers(config, now),
   }
   const app = buildApp(runtime)
@@ -95,6 +101,7 @@ export async function startTestApp(
     },
     tokenFor,
     async close() {
+      await boss?.stop({ graceful: false })
       if (!options.db) await db.drop()
     },
   }

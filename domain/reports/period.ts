@@ -1,0 +1,42 @@
+import { invalid, ok, type Result } from '../shared/result.ts'
+
+// Contract §4: report periods are `days` (default 30, 1..90) or `from`/`to` ISO dates spanning at
+// most 90 days; anything else is a validation error, never a clamp.
+
+export interface Period {
+  /** Inclusive UTC dates, YYYY-MM-DD. */
+  from: string
+  to: string
+}
+
+export const DEFAULT_DAYS = 30
+export const MAX_DAYS = 90
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+const day = (date: Date) => date.toISOString().slice(0, 10)
+
+export function periodOf(input: { days?: number; from?: string; to?: string }, now: Date): Result<Period> {
+  if (input.from !== undefined || input.to !== undefined) {
+    if (input.days !== undefined) return invalid('days', 'Give either days or from/to, not both.')
+    const to = input.to ?? day(now)
+    const from = input.from
+    if (from === undefined) return invalid('from', 'The from field is required with to.')
+    for (const [field, value] of [
+      ['from', from],
+      ['to', to],
+    ] as const) {
+      if (!DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
+        return invalid(field, `The ${field} field must be an ISO date (YYYY-MM-DD).`)
+      }
+    }
+    const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1
+    if (span < 1) return invalid('to', 'The to date must not be before the from date.')
+    if (span > MAX_DAYS) return invalid('to', `The period may span at most ${MAX_DAYS} days.`)
+    return ok({ from, to })
+  }
+  const days = input.days ?? DEFAULT_DAYS
+  if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
+    return invalid('days', `The days field must be a whole number from 1 to ${MAX_DAYS}.`)
+  }
+  return ok({ from: day(new Date(now.getTime() - (days - 1) * 86_400_000)), to: day(now) })
+}

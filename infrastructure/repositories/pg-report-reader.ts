@@ -1,0 +1,149 @@
+import { sql } from 'drizzle-orm'
+import type { Period } from '../../domain/reports/period.ts'
+import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
+import { type Db, rowsOf } from '../db/database.ts'
+
+// The read side of reports. Summaries and the overview read the daily rollups only, never raw
+// records; every query is scoped by account (and by the domain's account for domain views).
+
+const num = (value: unknown) => Number(value ?? 0)
+
+export interface Summary {
+  totals: {
+    messages: number
+    dmarc_pass: number
+    dkim_aligned: number
+    spf_aligned: number
+    reports: number
+    sources: number
+  }
+  rates: { dmarc_pass: number | null; dkim_aligned: number | null; spf_aligned: number | null }
+  daily: { day: string; messages: number; dmarc_pass: number; dkim_aligned: number; spf_aligned: number }[]
+  dispositions: { disposition: string; messages: number }[]
+  top_failing_sources: { source_ip: string; ptr: string | null; messages: number; failing: number }[]
+  reporters: { org_name: string; reports: number; messages: number }[]
+}
+
+const rate = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 10000) / 100)
+
+export function pgReportReader(db: Db) {
+  const scope = (accountId: string, domainId: number | null) =>
+    domainId === null
+      ? sql`r.account_id = ${accountId}`
+      : sql`r.account_id = ${accountId} and r.domain_id = ${domainId}`
+
+  return {
+    async domainId(accountId: string, name: string): Promise<number | null> {
+      const rows = rowsOf<{ id: string }>(
+        await db.execute(sql`select id from domains where account_id = ${accountId} and name = ${name}`),
+      )
+      return rows[0] === undefined ? null : Number(rows[0].id)
+    },
+
+    async listReports(accountId: string, domainId: number, period: Period, page: PageRequest) {
+      const where = sql`account_id = ${accountId} and domain_id = ${domainId}
+        and begin_at < (${period.to}::date + 1) and end_at >= ${period.from}::date`
+      const [rows, totals] = await Promise.all([
+        db.execute(sql`select id, reporter_org, reporter_email, report_id, policy_domain, begin_at, end_at,
+            record_count, message_count, duplicates_seen, variant, created_at
+          from aggregate_reports where ${where} order by begin_at desc, id desc
+          limit ${page.perPage} offset ${offsetOf(page)}`),
+        db.execute(sql`select count(*)::int as n from aggregate_reports where ${where}`),
+      ])
+      return { items: rowsOf<Record<string, unknown>>(rows), total: num(rowsOf<{ n: number }>(totals)[0]?.n) }
+    },
+
+    async report(accountId: string, domainId: number, id: number, page: PageRequest) {
+      const reports = rowsOf<Record<string, unknown>>(
+        await db.execute(sql`select id, reporter_org, reporter_email, report_id, policy_domain, begin_at, end_at,
+            record_count, message_count, duplicates_seen, variant, policy, errors, created_at
+          from aggregate_reports where account_id = ${accountId} and domain_id = ${domainId} and id = ${id}`),
+      )
+      if (reports[0] === undefined) return null
+      const records = rowsOf<Record<string, unknown>>(
+        await db.execute(sql`select host(source_ip) as source_ip, count, disposition, dkim_evaluated, spf_evaluated,
+            reasons, header_from, envelope_from, envelope_to, dkim, spf, dkim_aligned, spf_aligned, dmarc_pass
+          from aggregate_records where report_id = ${id} and account_id = ${accountId}
+          order by count desc, id limit ${page.perPage} offset ${offsetOf(page)}`),
+      )
+      return { report: reports[0], records, total: num(reports[0].record_count) }
+    },
+
+    async summary(accountId: string, domainId: number | null, period: Period): Promise<Summary> {
+      const where = sql`${scope(accountId, domainId)} and r.day between ${period.from}::date and ${period.to}::date`
+      const [daily, dispositions, failing, reporters, sources] = await Promise.all([
+        db.execute(sql`select to_char(r.day, 'YYYY-MM-DD') as day, sum(r.messages) as messages,
+            sum(r.messages) filter (where r.dkim_aligned or r.spf_aligned) as dmarc_pass,
+            sum(r.messages) filter (where r.dkim_aligned) as dkim_aligned,
+            sum(r.messages) filter (where r.spf_aligned) as spf_aligned
+          from daily_rollups r where ${where} group by r.day order by r.day`),
+        db.execute(sql`select r.disposition, sum(r.messages) as messages from daily_rollups r where ${where}
+          group by r.disposition order by messages desc`),
+        db.execute(sql`select host(r.source_ip) as source_ip, max(s.ptr) as ptr, sum(r.messages) as messages,
+            sum(r.messages) filter (where not r.dkim_aligned and not r.spf_aligned) as failing
+          from daily_rollups r left join source_ips s on s.ip = r.source_ip
+          where ${where} group by r.source_ip
+          having sum(r.messages) filter (where not r.dkim_aligned and not r.spf_aligned) > 0
+          order by failing desc limit 10`),
+        db.execute(sql`select a.reporter_org as org_name, count(*)::int as reports, sum(a.message_count) as messages
+          from aggregate_reports a where ${domainId === null ? sql`a.account_id = ${accountId}` : sql`a.account_id = ${accountId} and a.domain_id = ${domainId}`}
+            and a.begin_at < (${period.to}::date + 1) and a.end_at >= ${period.from}::date
+          group by a.reporter_org order by messages desc limit 10`),
+        db.execute(sql`select count(distinct r.source_ip)::int as n, coalesce(sum(r.reports), 0)::int as reports
+          from daily_rollups r where ${where}`),
+      ])
+      const days = rowsOf<Record<string, unknown>>(daily).map((d) => ({
+        day: String(d.day),
+        messages: num(d.messages),
+        dmarc_pass: num(d.dmarc_pass),
+        dkim_aligned: num(d.dkim_aligned),
+        spf_aligned: num(d.spf_aligned),
+      }))
+      const sum = (key: 'messages' | 'dmarc_pass' | 'dkim_aligned' | 'spf_aligned') =>
+        days.reduce((s, d) => s + d[key], 0)
+      const counts = rowsOf<{ n: number; reports: number }>(sources)[0]
+      const totals = {
+        messages: sum('messages'),
+        dmarc_pass: sum('dmarc_pass'),
+        dkim_aligned: sum('dkim_aligned'),
+        spf_aligned: sum('spf_aligned'),
+        reports: num(rowsOf<{ reports: number }>(reporters).reduce((s, r) => s + num(r.reports), 0)),
+        sources: num(counts?.n),
+      }
+      return {
+        totals,
+        rates: {
+          dmarc_pass: rate(totals.dmarc_pass, totals.messages),
+          dkim_aligned: rate(totals.dkim_aligned, totals.messages),
+          spf_aligned: rate(totals.spf_aligned, totals.messages),
+        },
+        daily: days,
+        dispositions: rowsOf<Record<string, unknown>>(dispositions).map((d) => ({
+          disposition: String(d.disposition),
+          messages: num(d.messages),
+        })),
+        top_failing_sources: rowsOf<Record<string, unknown>>(failing).map((f) => ({
+          source_ip: String(f.source_ip),
+          ptr: (f.ptr as string | null) ?? null,
+          messages: num(f.messages),
+          failing: num(f.failing),
+        })),
+        reporters: rowsOf<Record<string, unknown>>(reporters).map((r) => ({
+          org_name: String(r.org_name),
+          reports: num(r.reports),
+          messages: num(r.messages),
+        })),
+      }
+    },
+
+    async policyDistribution(accountId: string) {
+      const rows = rowsOf<{ policy: string | null; domains: number }>(
+        await db.execute(sql`select coalesce(dmarc_policy, 'unchecked') as policy, count(*)::int as domains
+          from domains where account_id = ${accountId} group by 1 order by 2 desc`),
+      )
+      return rows.map((r) => ({ policy: String(r.policy), domains: num(r.domains) }))
+    },
+  }
+}
+
+export type ReportReader = ReturnType<typeof pgReportReader>

@@ -1,0 +1,31 @@
+import type { PgBoss, Queue } from 'pg-boss'
+import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { RATE_LIMIT_CLEANUP } from './maintenance.ts'
+import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from './posture.ts'
+
+export const ENRICH_SOURCES = 'ingest.enrich-sources'
+
+// Every queue, created by every process that has a pg-boss (the API enqueues too, and pg-boss
+// refuses to send to a queue that does not exist). createQueue is idempotent.
+const QUEUES: Queue[] = [
+  { name: RATE_LIMIT_CLEANUP, retryLimit: 2, expireInSeconds: 300 },
+  { name: SCHEDULE_CHECKS, retryLimit: 1, expireInSeconds: 600 },
+  // stately: at most one queued and one running check per domain; a failed check retries with backoff.
+  {
+    name: CHECK_DOMAIN,
+    policy: 'stately',
+    retryLimit: 3,
+    retryDelay: 60,
+    retryBackoff: true,
+    expireInSeconds: 300,
+  },
+  { name: VERIFY_PENDING, retryLimit: 1, expireInSeconds: 600 },
+  // A message is retried on storage failure (parse failures quarantine instead); 15 min covers a
+  // 1 GB report.
+  { name: PROCESS_MESSAGE, retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 900 },
+  { name: ENRICH_SOURCES, policy: 'singleton', retryLimit: 2, expireInSeconds: 600 },
+]
+
+export async function createQueues(boss: PgBoss): Promise<void> {
+  for (const { name, ...options } of QUEUES) await boss.createQueue(name, options)
+}

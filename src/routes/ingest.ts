@@ -1,0 +1,171 @@
+import { timingSafeEqual } from 'node:crypto'
+import { Elysia, t } from 'elysia'
+import { authenticateToken } from '../../domain/accounts/use-cases.ts'
+import type { AcceptMessage } from '../../domain/ingest/intake.ts'
+import { consume } from '../../domain/rate-limits/fixed-window.ts'
+import { pageMeta } from '../../domain/shared/pagination.ts'
+import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import { type AuthDeps, applyDecision, authPlugin, requestIp } from '../../plugins/auth.ts'
+import { readLimited } from '../../plugins/body-limit.ts'
+import { pageRequest } from '../../plugins/envelope.ts'
+import { FailureError, unwrap } from '../../plugins/failures.ts'
+
+const QuarantineModel = t.Object({
+  id: t.String({ format: 'uuid' }),
+  source: t.String(),
+  recipient: t.Nullable(t.String()),
+  size: t.Integer(),
+  received_at: t.String({ format: 'date-time' }),
+  code: t.String({ examples: ['limit_exceeded'] }),
+  reason: t.String(),
+})
+
+function secretMatches(given: string, secret: string | null): boolean {
+  if (secret === null) return false
+  const a = new TextEncoder().encode(given)
+  const b = new TextEncoder().encode(secret)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export interface IngestRouteDeps {
+  accept: AcceptMessage
+  messages: PgIngestMessageStore
+  auth: AuthDeps
+  ingestDomain: string
+  ingestSecret: string | null
+  maxMessageBytes: number
+  reportAddress: (accountId: string) => Promise<string>
+}
+
+export function ingestRoutes(deps: IngestRouteDeps) {
+  const read = async (request: Request) => readLimited(request, deps.maxMessageBytes)
+  return (
+    new Elysia({ name: 'routes:ingest', prefix: '/ingest', detail: { tags: ['Report intake'] } })
+      .use(apiModels)
+      .use(authPlugin(deps.auth))
+      .model({
+        IngestAddress: t.Object({
+          data: t.Object({
+            address: t.String({ examples: ['r5k2...@reports.example.net'] }),
+            rua: t.String(),
+            ruf: t.String(),
+          }),
+        }),
+        IngestAccepted: t.Object({
+          data: t.Object({ id: t.String({ format: 'uuid' }), status: t.Literal('accepted') }),
+        }),
+        QuarantineList: t.Object({ data: t.Array(QuarantineModel), meta: PageMeta }),
+        QuarantineRetry: t.Object({ data: t.Object({ id: t.String(), status: t.Literal('pending') }) }),
+      })
+      .get(
+        '/address',
+        async ({ principal }) => {
+          const address = await deps.reportAddress(principal.accountId)
+          return { data: { address, rua: `mailto:${address}`, ruf: `mailto:${address}` } }
+        },
+        {
+          auth: true,
+          response: { 200: 'IngestAddress', ...authErrors },
+          detail: { summary: 'The account’s report address, for rua= and ruf=' },
+        },
+      )
+      // Raw RFC 5322 intake. Authenticated by an API token (the report goes to its account) or by the
+      // operator's intake secret with the envelope recipient, for a mail server serving every account.
+      .post(
+        '/messages',
+        async ({ request, query, status, server, set }) => {
+          const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? null
+          const now = deps.auth.now()
+          const recipient = query.recipient ?? request.headers.get('x-original-to')
+          let accountId: string | undefined
+          let limit: { policy: typeof deps.auth.policies.api; subject: string }
+          if (bearer !== null && secretMatches(bearer, deps.ingestSecret)) {
+            // The operator's mail server: limited per client address, and it must say who the mail is for.
+            limit = {
+              policy: deps.auth.policies.public,
+              subject: `intake:${requestIp(deps.auth, request, server)}`,
+            }
+          } else {
+            const principal = await authenticateToken(deps.auth, { token: bearer, now })
+            limit = principal.ok
+              ? { policy: deps.auth.policies.api, subject: principal.value.tokenId }
+              : { policy: deps.auth.policies.public, subject: requestIp(deps.auth, request, server) }
+            const decision = await consume(deps.auth, { ...limit, now })
+            applyDecision(set, decision)
+            accountId = unwrap(principal).accountId
+          }
+          if (accountId === undefined) {
+            applyDecision(set, await consume(deps.auth, { ...limit, now }))
+            if (!recipient) {
+              const message = 'Give the envelope recipient with ?recipient= or X-Original-To.'
+              throw new FailureError({ code: 'validation_failed', message, errors: { recipient: [message] } })
+            }
+          }
+          const raw = await read(request)
+          const accepted = unwrap(
+            await deps.accept({ raw, recipient: recipient || null, source: 'http', accountId }),
+          )
+          return status(202, { data: { id: accepted.id, status: 'accepted' as const } })
+        },
+        {
+          parse: 'none',
+          query: t.Object({ recipient: t.Optional(t.String()) }),
+          response: {
+            202: 'IngestAccepted',
+            400: 'ValidationError',
+            401: 'Error',
+            404: 'Error',
+            413: 'Error',
+            429: 'RateLimitError',
+          },
+          detail: {
+            summary: 'Submit a raw report email (Content-Type: message/rfc822)',
+            description:
+              'Answers 202 once the message is stored durably; parsing happens in the background. Authenticate with an API token (the report goes to its account) or with the intake secret (INGEST_SECRET) plus the envelope recipient in ?recipient= or X-Original-To. Messages up to INGEST_MAX_MESSAGE_BYTES (64 MB).',
+            security: [{ bearerAuth: [] }],
+          },
+        },
+      )
+      .get(
+        '/quarantine',
+        async ({ principal, query }) => {
+          const page = pageRequest(query)
+          const found = await deps.messages.listQuarantine(principal.accountId, page)
+          return {
+            data: found.items.map((m) => ({
+              id: m.id,
+              source: m.source,
+              recipient: m.recipient,
+              size: m.size,
+              received_at: m.receivedAt.toISOString(),
+              code: m.code,
+              reason: m.reason,
+            })),
+            meta: pageMeta(found.total, page),
+          }
+        },
+        {
+          auth: true,
+          query: t.Object(PaginationQuery),
+          response: { 200: 'QuarantineList', ...authErrors },
+          detail: { summary: 'Messages that could not be processed, with the reason; nothing is dropped' },
+        },
+      )
+      .post(
+        '/quarantine/:id/retry',
+        async ({ principal, params }) => {
+          if (!(await deps.messages.retry(principal.accountId, params.id))) {
+            throw new FailureError({ code: 'not_found', resource: 'quarantined message' })
+          }
+          return { data: { id: params.id, status: 'pending' as const } }
+        },
+        {
+          auth: true,
+          params: t.Object({ id: t.String() }),
+          response: { 200: 'QuarantineRetry', ...authErrors, 404: 'Error' },
+          detail: { summary: 'Process a quarantined message again (after a fix)' },
+        },
+      )
+  )
+}

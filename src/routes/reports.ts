@@ -1,0 +1,195 @@
+import { Elysia, t } from 'elysia'
+import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
+import { periodOf } from '../../domain/reports/period.ts'
+import { pageMeta } from '../../domain/shared/pagination.ts'
+import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
+import { pageRequest } from '../../plugins/envelope.ts'
+import { FailureError, unwrap } from '../../plugins/failures.ts'
+
+const PeriodQuery = {
+  days: t.Optional(
+    t.Integer({ minimum: 1, maximum: 90, description: 'The last N days (default 30, at most 90)' }),
+  ),
+  from: t.Optional(
+    t.String({ format: 'date', description: 'First day (ISO date); with `to`, at most 90 days' }),
+  ),
+  to: t.Optional(t.String({ format: 'date', description: 'Last day (ISO date, default today)' })),
+}
+
+const ReportModel = t.Object({
+  id: t.Integer(),
+  reporter: t.Object({ org_name: t.String(), email: t.Nullable(t.String()) }),
+  report_id: t.String(),
+  policy_domain: t.String(),
+  begin: t.String({ format: 'date-time' }),
+  end: t.String({ format: 'date-time' }),
+  records: t.Integer(),
+  messages: t.Integer({ description: 'Sum of record counts' }),
+  duplicates_seen: t.Integer({
+    description: 'Times the same report arrived again (acknowledged, not stored)',
+  }),
+  variant: t.String(),
+  received_at: t.String({ format: 'date-time' }),
+})
+
+const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString()
+
+function presentReport(row: Record<string, unknown>) {
+  return {
+    id: Number(row.id),
+    reporter: { org_name: String(row.reporter_org), email: (row.reporter_email as string | null) ?? null },
+    report_id: String(row.report_id),
+    policy_domain: String(row.policy_domain),
+    begin: iso(row.begin_at),
+    end: iso(row.end_at),
+    records: Number(row.record_count),
+    messages: Number(row.message_count),
+    duplicates_seen: Number(row.duplicates_seen),
+    variant: String(row.variant),
+    received_at: iso(row.created_at),
+  }
+}
+
+const SummaryModel = t.Object({
+  period: t.Object({ from: t.String({ format: 'date' }), to: t.String({ format: 'date' }) }),
+  totals: t.Object({
+    messages: t.Integer(),
+    dmarc_pass: t.Integer(),
+    dkim_aligned: t.Integer(),
+    spf_aligned: t.Integer(),
+    reports: t.Integer(),
+    sources: t.Integer(),
+  }),
+  rates: t.Object(
+    {
+      dmarc_pass: t.Nullable(t.Number()),
+      dkim_aligned: t.Nullable(t.Number()),
+      spf_aligned: t.Nullable(t.Number()),
+    },
+    { description: 'Percent of messages (weighted by count); null without data' },
+  ),
+  daily: t.Array(
+    t.Object({
+      day: t.String(),
+      messages: t.Integer(),
+      dmarc_pass: t.Integer(),
+      dkim_aligned: t.Integer(),
+      spf_aligned: t.Integer(),
+    }),
+  ),
+  dispositions: t.Array(t.Object({ disposition: t.String(), messages: t.Integer() })),
+  top_failing_sources: t.Array(
+    t.Object({
+      source_ip: t.String(),
+      ptr: t.Nullable(t.String()),
+      messages: t.Integer(),
+      failing: t.Integer(),
+    }),
+  ),
+  reporters: t.Array(t.Object({ org_name: t.String(), reports: t.Integer(), messages: t.Integer() })),
+  policy_distribution: t.Optional(t.Array(t.Object({ policy: t.String(), domains: t.Integer() }))),
+})
+
+export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now: () => Date }) {
+  const domainIdOf = async (accountId: string, name: string) => {
+    const checked = normalizeDomainName(name)
+    const id = checked.ok ? await deps.reports.domainId(accountId, checked.name) : null
+    if (id === null) throw new FailureError({ code: 'domain_not_found' })
+    return id
+  }
+  return new Elysia({ name: 'routes:reports', detail: { tags: ['DMARC reports'] } })
+    .use(apiModels)
+    .use(authPlugin(deps.auth))
+    .model({
+      AggregateReport: ReportModel,
+      AggregateReportList: t.Object({ data: t.Array(ReportModel), meta: PageMeta }),
+      AggregateReportDetail: t.Object({
+        data: t.Object({
+          ...ReportModel.properties,
+          policy: t.Record(t.String(), t.Unknown(), { description: 'policy_published as reported' }),
+          errors: t.Array(t.String()),
+          records: t.Array(t.Record(t.String(), t.Unknown())),
+        }),
+        meta: PageMeta,
+      }),
+      ReportSummary: t.Object({ data: SummaryModel }),
+    })
+    .get(
+      '/domains/:name/reports',
+      async ({ principal, params, query }) => {
+        const domainId = await domainIdOf(principal.accountId, params.name)
+        const period = unwrap(periodOf(query, deps.now()))
+        const page = pageRequest(query)
+        const found = await deps.reports.listReports(principal.accountId, domainId, period, page)
+        return { data: found.items.map(presentReport), meta: pageMeta(found.total, page) }
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String() }),
+        query: t.Object({ ...PeriodQuery, ...PaginationQuery }),
+        response: { 200: 'AggregateReportList', ...authErrors, 403: 'Error' },
+        detail: { summary: 'Aggregate reports of a domain (last 30 days by default, at most 90)' },
+      },
+    )
+    .get(
+      '/domains/:name/reports/:id',
+      async ({ principal, params, query }) => {
+        const domainId = await domainIdOf(principal.accountId, params.name)
+        const page = pageRequest(query)
+        const found = await deps.reports.report(principal.accountId, domainId, params.id, page)
+        if (found === null) throw new FailureError({ code: 'not_found', resource: 'report' })
+        return {
+          data: {
+            ...presentReport(found.report),
+            policy: found.report.policy as Record<string, unknown>,
+            errors: (found.report.errors as string[]) ?? [],
+            records: found.records,
+          },
+          meta: pageMeta(found.total, page),
+        }
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String(), id: t.Integer() }),
+        query: t.Object(PaginationQuery),
+        response: { 200: 'AggregateReportDetail', ...authErrors, 403: 'Error', 404: 'Error' },
+        detail: { summary: 'An aggregate report with its records (records paginated, largest count first)' },
+      },
+    )
+    .get(
+      '/dmarc-reports/overview',
+      async ({ principal, query }) => {
+        const period = unwrap(periodOf(query, deps.now()))
+        const [summary, policies] = await Promise.all([
+          deps.reports.summary(principal.accountId, null, period),
+          deps.reports.policyDistribution(principal.accountId),
+        ])
+        return { data: { period, ...summary, policy_distribution: policies } }
+      },
+      {
+        auth: true,
+        query: t.Object(PeriodQuery),
+        response: { 200: 'ReportSummary', ...authErrors },
+        detail: {
+          summary: 'Account overview: totals, pass rates, daily series, policies, failing sources, reporters',
+        },
+      },
+    )
+    .get(
+      '/dmarc-reports/domains/:domain/summary',
+      async ({ principal, params, query }) => {
+        const domainId = await domainIdOf(principal.accountId, params.domain)
+        const period = unwrap(periodOf(query, deps.now()))
+        return { data: { period, ...(await deps.reports.summary(principal.accountId, domainId, period)) } }
+      },
+      {
+        auth: true,
+        params: t.Object({ domain: t.String() }),
+        query: t.Object(PeriodQuery),
+        response: { 200: 'ReportSummary', ...authErrors, 403: 'Error' },
+        detail: { summary: 'Report summary of a domain' },
+      },
+    )
+}
