@@ -1,11 +1,14 @@
 import { parseArgs } from 'node:util'
 import { createAccount, createToken, revokeToken } from '../domain/accounts/use-cases.ts'
+import { recipientFromHeaders } from '../domain/ingest/routing.ts'
 import type { Failure } from '../domain/shared/result.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { DataDirBusyError } from '../infrastructure/db/embedded.ts'
 import { migrate } from '../infrastructure/db/migrate.ts'
-import { stores, systemRandom } from './compose.ts'
+import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { intake, stores, systemRandom } from './compose.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
+import { createQueues } from './jobs/queues.ts'
 import { openDatabase } from './open-database.ts'
 
 // `bun run cli <command>`. Results go to stdout (JSON, or a bare token value); problems go to
@@ -18,9 +21,28 @@ const USAGE = `usage: bun run cli <command>
   token create --email E --name N [--expires-in-days D]
                                                      prints the new API token alone on stdout
   token revoke (--token VALUE | --id ID --email E)   revoke a token
-  token list --email E                               list the account's tokens as JSON (no secrets)`
+  token list --email E                               list the account's tokens as JSON (no secrets)
+  ingest [--recipient ADDRESS] < message.eml         accept one raw report email (MTA pipe transport);
+                                                     recipient defaults to Delivered-To / X-Original-To / To`
 
 class CliError extends Error {}
+
+/** Header fields of a raw message (unfolded, names lower-cased), enough to find its recipient. */
+function headerLines(raw: Uint8Array): Record<string, string[]> {
+  const text = new TextDecoder('latin1').decode(raw.subarray(0, 256 * 1024))
+  const end = text.search(/\r?\n\r?\n/)
+  const head = (end < 0 ? text : text.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ')
+  const fields: Record<string, string[]> = {}
+  for (const line of head.split(/\r?\n/)) {
+    const colon = line.indexOf(':')
+    if (colon <= 0) continue
+    const name = line.slice(0, colon).trim().toLowerCase()
+    const list = fields[name] ?? []
+    list.push(line.slice(colon + 1).trim())
+    fields[name] = list
+  }
+  return fields
+}
 
 function describe(failure: Failure): string {
   if (failure.code === 'validation_failed') return Object.values(failure.errors).flat().join(' ')
@@ -41,7 +63,7 @@ async function readStdin(): Promise<string> {
 async function run(argv: string[], config: Config, database: Database): Promise<string> {
   const [group, action] = argv
   const { values } = parseArgs({
-    args: argv.slice(group === 'migrate' ? 1 : 2),
+    args: argv.slice(group === 'migrate' || group === 'ingest' ? 1 : 2),
     options: {
       email: { type: 'string' },
       password: { type: 'string' },
@@ -50,12 +72,13 @@ async function run(argv: string[], config: Config, database: Database): Promise<
       'expires-in-days': { type: 'string' },
       token: { type: 'string' },
       id: { type: 'string' },
+      recipient: { type: 'string' },
     },
     strict: true,
   })
   const s = stores(database)
   const now = new Date()
-  const command = `${group} ${action ?? ''}`.trim()
+  const command = group === 'ingest' ? 'ingest' : `${group} ${action ?? ''}`.trim()
   switch (command) {
     case 'migrate':
       return JSON.stringify({ migrated: true })
@@ -121,6 +144,30 @@ async function run(argv: string[], config: Config, database: Database): Promise<
           created_at: token.createdAt,
         })),
       )
+    }
+    case 'ingest': {
+      const raw = new Uint8Array(await new Response(Bun.stdin.stream()).arrayBuffer())
+      const recipient =
+        values.recipient ?? recipientFromHeaders(headerLines(raw), config.ingestDomain) ?? null
+      const boss = await startBoss(database, { background: false })
+      try {
+        await createQueues(boss)
+        const { accept } = intake({ config, database, boss, now: () => now })
+        const result = await accept({ raw, recipient, source: 'cli' })
+        if (!result.ok) {
+          const failure = result.failure
+          if (failure.code === 'not_found')
+            throw new CliError(
+              `not accepted: ${recipient ?? 'no recipient'} is not a report address of this service`,
+            )
+          if (failure.code === 'payload_too_large')
+            throw new CliError(`not accepted: the message is larger than ${failure.limit} bytes`)
+          throw new CliError(`not accepted: ${describe(failure)}`)
+        }
+        return JSON.stringify({ id: result.value.id, status: 'accepted' })
+      } finally {
+        await boss.stop({ graceful: false })
+      }
     }
     default:
       throw new CliError(USAGE)

@@ -17,6 +17,7 @@ import { pgAccountStore } from '../infrastructure/repositories/pg-account-store.
 import { pgDomainCheckStore } from '../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../infrastructure/repositories/pg-domain-store.ts'
 import { pgEmbedKeyStore } from '../infrastructure/repositories/pg-embed-key-store.ts'
+import { pgForensicTlsStore } from '../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../infrastructure/repositories/pg-ingest-message-store.ts'
 import { pgOrganizationStore } from '../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../infrastructure/repositories/pg-rate-limit-counter.ts'
@@ -32,6 +33,7 @@ import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
 import { domainRoutes } from './routes/domains.ts'
 import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
+import { forensicTlsRoutes } from './routes/forensic-tls.ts'
 import { healthRoutes } from './routes/health.ts'
 import { ingestRoutes } from './routes/ingest.ts'
 import { organizationRoutes } from './routes/organizations.ts'
@@ -78,13 +80,14 @@ export function stores(database: Database) {
     checks: pgDomainCheckStore(db),
     embedKeys: pgEmbedKeyStore(db),
     reports: pgReportReader(db),
+    forensicTls: pgForensicTlsStore(db),
   }
 }
 
 export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
 
 /** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
-export function intake(runtime: Runtime) {
+export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now'>) {
   const messages = pgIngestMessageStore(runtime.database.db, runtime.boss)
   const accept: AcceptMessage = (input) =>
     acceptMessage(
@@ -148,6 +151,7 @@ export function buildApp(runtime: Runtime) {
     )
     .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
     .use(reportRoutes({ reports: s.reports, auth, now }))
+    .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))
     .use(
       ingestRoutes({
         ...intakeDeps,

@@ -107,6 +107,24 @@ const cases: Case[] = [
   },
   {
     method: 'GET',
+    route: '/api/v1/dmarc-reports/forensic/reports',
+    path: () => '/api/v1/dmarc-reports/forensic/reports',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/dmarc-reports/forensic/reports/:id',
+    path: () => '/api/v1/dmarc-reports/forensic/reports/1',
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name/tls-reports',
+    path: () => '/api/v1/domains/owned.example/tls-reports',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
     route: '/api/v1/ingest/address',
     path: () => '/api/v1/ingest/address',
     stranger: { status: 200, check: (body) => expect(body.data.address).not.toContain(ownerKey) },

@@ -1,0 +1,43 @@
+import { sql } from 'drizzle-orm'
+import { getDomain } from 'tldts'
+import type { DomainMatch } from '../../domain/ingest/process-message.ts'
+import { type Db, rowsOf } from '../db/database.ts'
+
+/**
+ * Which of the account's domains a report belongs to (contract §6: the policy domain decides): the
+ * policy domain itself, else its organizational domain. Reports act only on verified domains (§4):
+ * a report for an unverified one is quarantined with the reason, and can be retried after verifying.
+ */
+export async function resolveReportDomain(
+  db: Db,
+  accountId: string,
+  policyDomain: string,
+): Promise<DomainMatch> {
+  const name = policyDomain.trim().toLowerCase().replace(/\.$/, '')
+  const org = getDomain(name, { allowPrivateDomains: true }) ?? name
+  const rows = rowsOf<{ id: string; name: string; verified: boolean }>(
+    await db.execute(sql`select id, name, verified_at is not null as verified from domains
+      where account_id = ${accountId} and name in (${name}, ${org})
+      order by (name = ${name}) desc limit 1`),
+  )
+  const row = rows[0]
+  if (row === undefined) {
+    return {
+      ok: false,
+      reason: {
+        code: 'domain_not_in_account',
+        message: `The report is for ${name}, which is not a domain of this account.`,
+      },
+    }
+  }
+  if (!row.verified) {
+    return {
+      ok: false,
+      reason: {
+        code: 'domain_not_verified',
+        message: `The report is for ${row.name}, which is not verified yet; verify it, then retry this message.`,
+      },
+    }
+  }
+  return { ok: true, domainId: Number(row.id), name: row.name }
+}

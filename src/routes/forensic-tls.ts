@@ -1,0 +1,159 @@
+import { Elysia, t } from 'elysia'
+import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
+import { periodOf } from '../../domain/reports/period.ts'
+import { pageMeta } from '../../domain/shared/pagination.ts'
+import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
+import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
+import { pageRequest } from '../../plugins/envelope.ts'
+import { FailureError, unwrap } from '../../plugins/failures.ts'
+
+const ForensicModel = t.Object({
+  id: t.Integer(),
+  domain: t.String(),
+  arrival_date: t.Nullable(t.String({ format: 'date-time' })),
+  source_ip: t.Nullable(t.String()),
+  reported_domain: t.Nullable(t.String()),
+  auth_failure: t.Nullable(t.String({ examples: ['dmarc'] })),
+  delivery_result: t.Nullable(t.String()),
+  redacted: t.Boolean({ description: 'Local parts of addresses replaced (the default)' }),
+  report: t.Record(t.String(), t.Unknown(), {
+    description: 'The parsed failure report: ARF fields and original headers, never the body',
+  }),
+  received_at: t.String({ format: 'date-time' }),
+})
+
+const iso = (value: unknown) =>
+  value === null || value === undefined ? null : new Date(value as string).toISOString()
+
+function presentForensic(row: Record<string, unknown>) {
+  return {
+    id: Number(row.id),
+    domain: String(row.domain),
+    arrival_date: iso(row.arrival_at),
+    source_ip: (row.source_ip as string | null) ?? null,
+    reported_domain: (row.reported_domain as string | null) ?? null,
+    auth_failure: (row.auth_failure as string | null) ?? null,
+    delivery_result: (row.delivery_result as string | null) ?? null,
+    redacted: Boolean(row.redacted),
+    report: row.report as Record<string, unknown>,
+    received_at: iso(row.created_at)!,
+  }
+}
+
+const TlsSummaryModel = t.Object({
+  period: t.Object({ from: t.String(), to: t.String() }),
+  totals: t.Object({ successful_sessions: t.Integer(), failed_sessions: t.Integer(), reports: t.Integer() }),
+  daily: t.Array(
+    t.Object({ day: t.String(), successful_sessions: t.Integer(), failed_sessions: t.Integer() }),
+  ),
+  failure_types: t.Array(t.Object({ result_type: t.String(), sessions: t.Integer() })),
+  reports: t.Array(
+    t.Object({
+      id: t.Integer(),
+      organization: t.String(),
+      report_id: t.String(),
+      begin: t.String(),
+      end: t.String(),
+      successful_sessions: t.Integer(),
+      failed_sessions: t.Integer(),
+    }),
+  ),
+})
+
+export function forensicTlsRoutes(deps: {
+  store: ForensicTlsStore
+  reports: ReportReader
+  auth: AuthDeps
+  now: () => Date
+}) {
+  const domainIdOf = async (accountId: string, name: string) => {
+    const checked = normalizeDomainName(name)
+    const id = checked.ok ? await deps.reports.domainId(accountId, checked.name) : null
+    if (id === null) throw new FailureError({ code: 'domain_not_found' })
+    return id
+  }
+  const timestamp = (field: string, value: string | undefined) => {
+    if (value === undefined) return undefined
+    if (Number.isNaN(Date.parse(value))) {
+      const message = `The ${field} field must be an ISO 8601 date or timestamp.`
+      throw new FailureError({ code: 'validation_failed', message, errors: { [field]: [message] } })
+    }
+    return new Date(value).toISOString()
+  }
+  return new Elysia({ name: 'routes:forensic-tls', detail: { tags: ['DMARC reports'] } })
+    .use(apiModels)
+    .use(authPlugin(deps.auth))
+    .model({
+      ForensicReport: ForensicModel,
+      ForensicList: t.Object({ data: t.Array(ForensicModel), meta: PageMeta }),
+      ForensicItem: t.Object({ data: ForensicModel }),
+      TlsSummary: t.Object({ data: TlsSummaryModel }),
+    })
+    .get(
+      '/dmarc-reports/forensic/reports',
+      async ({ principal, query }) => {
+        const page = pageRequest(query)
+        const filter = {
+          domainId:
+            query.domain === undefined ? undefined : await domainIdOf(principal.accountId, query.domain),
+          since: timestamp('since', query.since),
+          until: timestamp('until', query.until),
+          sourceIp: query.source_ip,
+        }
+        const found = await deps.store.listForensic(principal.accountId, filter, page)
+        return { data: found.items.map(presentForensic), meta: pageMeta(found.total, page) }
+      },
+      {
+        auth: true,
+        query: t.Object({
+          ...PaginationQuery,
+          domain: t.Optional(t.String()),
+          since: t.Optional(t.String({ description: 'ISO 8601' })),
+          until: t.Optional(t.String({ description: 'ISO 8601' })),
+          source_ip: t.Optional(t.String({ format: 'ipv4' })),
+        }),
+        response: { 200: 'ForensicList', ...authErrors, 403: 'Error' },
+        detail: { summary: 'Failure (forensic, RUF) reports, newest first; addresses redacted by default' },
+      },
+    )
+    .get(
+      '/dmarc-reports/forensic/reports/:id',
+      async ({ principal, params }) => {
+        const row = await deps.store.forensic(principal.accountId, params.id)
+        if (row === null) throw new FailureError({ code: 'not_found', resource: 'report' })
+        return { data: presentForensic(row) }
+      },
+      {
+        auth: true,
+        params: t.Object({ id: t.Integer() }),
+        response: { 200: 'ForensicItem', ...authErrors, 404: 'Error' },
+        detail: { summary: 'A failure report' },
+      },
+    )
+    .get(
+      '/domains/:name/tls-reports',
+      async ({ principal, params, query }) => {
+        const domainId = await domainIdOf(principal.accountId, params.name)
+        const period = unwrap(periodOf(query, deps.now()))
+        return {
+          data: {
+            period,
+            ...(await deps.store.tlsSummary(principal.accountId, domainId, period.from, period.to)),
+          },
+        }
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String() }),
+        query: t.Object({
+          days: t.Optional(t.Integer({ minimum: 1, maximum: 90 })),
+          from: t.Optional(t.String({ format: 'date' })),
+          to: t.Optional(t.String({ format: 'date' })),
+        }),
+        response: { 200: 'TlsSummary', ...authErrors, 403: 'Error' },
+        detail: { summary: 'TLS-RPT (RFC 8460) summary of a domain: sessions, failures by type, reports' },
+      },
+    )
+}
