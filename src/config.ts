@@ -35,6 +35,12 @@ export interface Config {
   /** Recursive resolvers for the posture checks; null: the system's (/etc/resolv.conf). */
   dnsServers: DnsServer[] | null
   dnsTimeoutMs: number
+  /** IMAP mailboxes polled for reports (imap:// or imaps:// URLs). */
+  imapMailboxes: string[]
+  imapArchiveFolder: string
+  imapRejectedFolder: string
+  /** The SMTP/LMTP listener (null: off). */
+  smtp: { port: number; host: string; lmtp: boolean } | null
   /** Outbound HTTP (webhooks, MTA-STS policies) may reach private addresses: for tests and closed networks. */
   webhookAllowPrivate: boolean
 }
@@ -113,6 +119,17 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 120_000),
     dnsServers: null,
     dnsTimeoutMs: int('DNS_TIMEOUT_MS', 2000, 50, 30_000),
+    imapMailboxes: (get('IMAP_MAILBOXES') ?? '').split(/\s+/).filter((url) => url !== ''),
+    imapArchiveFolder: get('IMAP_ARCHIVE_FOLDER') ?? 'Archive',
+    imapRejectedFolder: get('IMAP_REJECTED_FOLDER') ?? 'Rejected',
+    smtp:
+      get('SMTP_PORT') === undefined
+        ? null
+        : {
+            port: int('SMTP_PORT', 2525, 0, 65535),
+            host: get('SMTP_HOST') ?? '0.0.0.0',
+            lmtp: oneOf('SMTP_LMTP', ['0', '1'] as const, '0') === '1',
+          },
     webhookAllowPrivate:
       oneOf('WEBHOOK_ALLOW_PRIVATE', ['0', '1', 'true', 'false'] as const, '0') === '1' ||
       get('WEBHOOK_ALLOW_PRIVATE') === 'true',
@@ -124,6 +141,10 @@ export function loadConfig(env: Env = process.env): Config {
     } catch (error) {
       problems.push(`DNS_SERVERS must be a comma-separated list of ip[:port] (${(error as Error).message})`)
     }
+  }
+  for (const url of config.imapMailboxes) {
+    if (!/^imaps?:\/\//.test(url))
+      problems.push('IMAP_MAILBOXES must be space-separated imap:// or imaps:// URLs')
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

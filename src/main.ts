@@ -1,8 +1,9 @@
 import type { PgBoss } from 'pg-boss'
 import { migrate } from '../infrastructure/db/migrate.ts'
 import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
+import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { type App, buildApp, resolvers, systemRandom } from './compose.ts'
+import { type App, buildApp, intake, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
 import { openDatabase } from './open-database.ts'
@@ -45,11 +46,25 @@ if (config.role !== 'worker') {
     maxRequestBodySize: config.ingestMaxMessageBytes + 1024 * 1024,
   })
 }
+// The SMTP/LMTP listener makes the service an MX for its report domain (runs with the API).
+const smtp =
+  config.smtp !== null && config.role !== 'worker'
+    ? await startSmtpListener(
+        { ...intake(runtime), logger },
+        {
+          host: config.smtp.host,
+          port: config.smtp.port,
+          lmtp: config.smtp.lmtp,
+          maxMessageBytes: config.ingestMaxMessageBytes,
+        },
+      )
+    : null
 logger.info('dmarcwatch started', {
   role: config.role,
   database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgresql',
   url: app ? `http://${config.host}:${app.server?.port}` : undefined,
   docs: app ? `${config.publicUrl}/swagger` : undefined,
+  smtp: smtp ? `${config.smtp?.lmtp ? 'lmtp' : 'smtp'}://${config.smtp?.host}:${smtp.port}` : undefined,
 })
 
 let stopping = false
@@ -66,6 +81,7 @@ async function shutdown(signal: string): Promise<void> {
   try {
     // Stop taking requests and let in-flight ones finish, then let running jobs finish.
     await app?.stop(false)
+    await smtp?.close()
     await boss.stop({
       graceful: true,
       timeout: Math.max(1000, config.shutdownTimeoutMs - 3000),

@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss'
-import { checkDeps, type Runtime, stores } from './compose.ts'
+import { checkDeps, intake, type Runtime, stores } from './compose.ts'
+import { registerMailboxPolling } from './jobs/mailboxes.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
 import { registerPostureJobs } from './jobs/posture.ts'
 import { createQueues } from './jobs/queues.ts'
@@ -9,6 +10,16 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   await createQueues(boss)
   await registerMaintenance(boss, { db: runtime.database.db, now: runtime.now })
   const s = stores(runtime.database)
+  await registerMailboxPolling(
+    boss,
+    { accept: intake(runtime).accept, logger: runtime.logger },
+    {
+      urls: runtime.config.imapMailboxes,
+      archiveFolder: runtime.config.imapArchiveFolder,
+      rejectedFolder: runtime.config.imapRejectedFolder,
+      maxMessageBytes: runtime.config.ingestMaxMessageBytes,
+    },
+  )
   await registerPostureJobs(boss, {
     ...checkDeps(runtime, s),
     verificationDns: runtime.verificationDns,

@@ -1,5 +1,6 @@
 import type { PgBoss, Queue } from 'pg-boss'
 import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { POLL_MAILBOXES } from './mailboxes.ts'
 import { RATE_LIMIT_CLEANUP } from './maintenance.ts'
 import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from './posture.ts'
 
@@ -24,6 +25,7 @@ const QUEUES: Queue[] = [
   // 1 GB report.
   { name: PROCESS_MESSAGE, retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 900 },
   { name: ENRICH_SOURCES, policy: 'singleton', retryLimit: 2, expireInSeconds: 600 },
+  { name: POLL_MAILBOXES, policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
 ]
 
 export async function createQueues(boss: PgBoss): Promise<void> {

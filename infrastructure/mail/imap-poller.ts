@@ -1,0 +1,272 @@
+import { ImapFlow } from 'imapflow'
+import type { AcceptMessage } from '../../domain/ingest/intake.ts'
+import { invalid, ok, type Result } from '../../domain/shared/result.ts'
+import { errorFields, type Logger } from '../logging/json-logger.ts'
+import { headerRecipient } from './header-recipient.ts'
+
+// Intake from a mailbox that reporters (or a forward) deliver to. Every message in the folder is
+// pending — read or unread does not matter, a human may have opened one — and it leaves the folder
+// only once its fate is durable: moved to the archive folder after `accept` committed it, or to
+// the rejected folder when `accept` refused it for good. Anything else leaves it where it is, and
+// the next poll tries again.
+//
+// Crash window: if the process dies (or the MOVE fails) after `accept` resolved ok but before the
+// message was moved, the next poll accepts the same message again. That is safe because the
+// pipeline deduplicates reports by the hash of their content, so a second accept of the same bytes
+// produces no second report. The opposite order (move, then accept) could lose a message; this
+// order can at worst repeat one.
+
+export interface ImapMailbox {
+  /** `imap://user:pass@host:port/INBOX` (STARTTLS when offered) or `imaps://…` (TLS from the start). */
+  url: string
+  /** Where accepted messages go (default `Archive`); created when missing. */
+  archiveFolder?: string
+  /** Where refused and oversize messages go (default `Rejected`); created when missing. */
+  rejectedFolder?: string
+  /** The recipient of every message in this mailbox; otherwise read from the message headers. */
+  recipient?: string
+  /** At most this many messages per poll, oldest first (default 100). */
+  maxMessages?: number
+  /** Larger messages are moved to the rejected folder without being downloaded (default 64 MiB). */
+  maxMessageBytes?: number
+  tls?: { rejectUnauthorized?: boolean }
+  /** Connect, greeting and socket-inactivity timeout (default 30 s). */
+  timeoutMs?: number
+}
+
+const DEFAULT_MAX_MESSAGES = 100
+const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+/**
+ * `fetched` = `accepted` (archived) + `rejected` (moved to the rejected folder) + `failed` (left in
+ * the folder for the next poll). `error` says why a poll stopped early, when it did.
+ */
+export interface PollResult {
+  fetched: number
+  accepted: number
+  rejected: number
+  failed: number
+  error?: string
+}
+
+export interface ImapTarget {
+  host: string
+  port: number
+  secure: boolean
+  user: string
+  pass: string
+  folder: string
+}
+
+export function parseImapUrl(url: string): Result<ImapTarget> {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return invalid('url', 'The IMAP URL is not a valid URL.')
+  }
+  if (parsed.protocol !== 'imap:' && parsed.protocol !== 'imaps:') {
+    return invalid('url', 'The IMAP URL must start with imap:// or imaps://.')
+  }
+  if (!parsed.hostname) return invalid('url', 'The IMAP URL has no host.')
+  if (!parsed.username) return invalid('url', 'The IMAP URL has no user name.')
+  const secure = parsed.protocol === 'imaps:'
+  try {
+    // RFC 5092 allows `user;AUTH=…`; only plain LOGIN is supported, so the mechanism is dropped.
+    const user = decodeURIComponent(parsed.username.replace(/;AUTH=.*$/i, ''))
+    const folder = decodeURIComponent(parsed.pathname.replace(/^\/+/, '')) || 'INBOX'
+    return ok({
+      host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: parsed.port ? Number(parsed.port) : secure ? 993 : 143,
+      secure,
+      user,
+      pass: decodeURIComponent(parsed.password),
+      folder,
+    })
+  } catch {
+    return invalid('url', 'The IMAP URL has an invalid percent-encoding.')
+  }
+}
+
+type Outcome = 'accepted' | 'rejected' | 'vanished' | { failed: string; stop: boolean }
+
+interface Context {
+  deps: { accept: AcceptMessage; logger: Logger }
+  client: ImapFlow
+  recipient: string | undefined
+  archive: string
+  rejected: string
+  maxBytes: number
+}
+
+/** imapflow puts the server's NO/BAD text in `responseText`; `message` alone says "Command failed". */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const text = (error as { responseText?: unknown }).responseText
+  return typeof text === 'string' && text ? `${error.message}: ${text}` : error.message
+}
+
+/** MOVE by UID; sequence numbers shift as earlier messages leave the folder. */
+async function move(ctx: Context, uid: number, folder: string): Promise<boolean> {
+  const moved = await ctx.client.messageMove(String(uid), folder, { uid: true })
+  return moved !== false && moved !== undefined
+}
+
+async function reject(
+  ctx: Context,
+  uid: number,
+  reason: string,
+  fields: Record<string, unknown>,
+): Promise<Outcome> {
+  if (!(await move(ctx, uid, ctx.rejected))) {
+    return { failed: `could not move message ${uid} to ${ctx.rejected}`, stop: true }
+  }
+  ctx.deps.logger.warn(`imap message rejected: ${reason}`, { uid, folder: ctx.rejected, ...fields })
+  return 'rejected'
+}
+
+async function processMessage(ctx: Context, uid: number, size: number | undefined): Promise<Outcome> {
+  const { deps, client, maxBytes } = ctx
+  if (size !== undefined && size > maxBytes) {
+    return reject(ctx, uid, 'over the size limit', { bytes: size, limit: maxBytes })
+  }
+  // A partial FETCH bounds the download even if the server under-reported RFC822.SIZE.
+  const fetched = await client.fetchOne(String(uid), { source: { maxLength: maxBytes + 1 } }, { uid: true })
+  const raw = fetched ? fetched.source : undefined
+  if (!raw) {
+    // Expunged by another client since the listing: not ours to count, and nothing lost by us.
+    deps.logger.info('imap message vanished before it was downloaded', { uid })
+    return 'vanished'
+  }
+  if (raw.byteLength > maxBytes) {
+    return reject(ctx, uid, 'over the size limit', { bytes: raw.byteLength, limit: maxBytes })
+  }
+  const recipient = ctx.recipient ?? headerRecipient(raw)
+  let result: Awaited<ReturnType<AcceptMessage>>
+  try {
+    result = await deps.accept({ raw, recipient, source: 'imap' })
+  } catch (error) {
+    // Retryable trouble (the database is down): the message stays, and so do the ones after it.
+    deps.logger.error('imap message not accepted, will retry on the next poll', {
+      uid,
+      ...errorFields(error),
+    })
+    return { failed: `accept failed: ${describe(error)}`, stop: true }
+  }
+  if (!result.ok) {
+    // Failures are permanent by contract (retryable trouble throws), so retrying cannot help.
+    return reject(ctx, uid, result.failure.code, { recipient, failure: result.failure })
+  }
+  if (!(await move(ctx, uid, ctx.archive))) {
+    return {
+      failed: `message ${uid} was accepted as ${result.value.id} but could not be moved to ${ctx.archive}; the next poll accepts it again (deduplicated by content hash)`,
+      stop: true,
+    }
+  }
+  deps.logger.info('imap message accepted', {
+    uid,
+    id: result.value.id,
+    account_id: result.value.accountId,
+    recipient,
+    bytes: raw.byteLength,
+  })
+  return 'accepted'
+}
+
+async function processFolder(ctx: Context, folder: string, maxMessages: number, result: PollResult) {
+  const { client } = ctx
+  const opened = client.mailbox
+  const exists = opened ? opened.exists : 0
+  if (exists === 0) return
+  // Sequence numbers run in UID (arrival) order, so 1:n are the n oldest messages.
+  const count = Math.min(exists, Math.max(1, maxMessages))
+  const listed = await client.fetchAll(`1:${count}`, { uid: true, size: true })
+  listed.sort((a, b) => a.uid - b.uid)
+  for (const message of listed) {
+    let outcome: Outcome
+    try {
+      outcome = await processMessage(ctx, message.uid, message.size)
+    } catch (error) {
+      // A server or connection error mid-message: the message was not moved, so it is retried.
+      outcome = { failed: `IMAP error on message ${message.uid}: ${describe(error)}`, stop: true }
+    }
+    if (outcome === 'vanished') continue
+    result.fetched++
+    if (outcome === 'accepted') result.accepted++
+    else if (outcome === 'rejected') result.rejected++
+    else {
+      result.failed++
+      ctx.deps.logger.warn('imap message left in the folder', {
+        uid: message.uid,
+        folder,
+        reason: outcome.failed,
+      })
+      if (outcome.stop) {
+        result.error = outcome.failed
+        return
+      }
+    }
+  }
+}
+
+export async function pollMailbox(
+  deps: { accept: AcceptMessage; logger: Logger },
+  mailbox: ImapMailbox,
+): Promise<PollResult> {
+  const result: PollResult = { fetched: 0, accepted: 0, rejected: 0, failed: 0 }
+  const target = parseImapUrl(mailbox.url)
+  if (!target.ok) {
+    result.error = target.failure.code === 'validation_failed' ? target.failure.message : 'invalid IMAP URL'
+    deps.logger.error('imap poll not started', { error: result.error })
+    return result
+  }
+  const { host, port, secure, user, pass, folder } = target.value
+  const timeout = mailbox.timeoutMs ?? 30_000
+  const client = new ImapFlow({
+    host,
+    port,
+    secure,
+    auth: { user, pass },
+    logger: false,
+    disableAutoIdle: true,
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout,
+    ...(mailbox.tls ? { tls: mailbox.tls } : {}),
+  })
+  // Without a listener, an 'error' event (a reset socket) would be thrown and crash the process.
+  client.on('error', (error: unknown) =>
+    deps.logger.warn('imap connection error', { host, ...errorFields(error) }),
+  )
+  const ctx: Context = {
+    deps,
+    client,
+    recipient: mailbox.recipient,
+    archive: mailbox.archiveFolder ?? 'Archive',
+    rejected: mailbox.rejectedFolder ?? 'Rejected',
+    maxBytes: mailbox.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+  }
+  try {
+    await client.connect()
+    // CREATE answers ALREADYEXISTS for an existing folder, which imapflow reports as created: false.
+    for (const destination of [ctx.archive, ctx.rejected]) await client.mailboxCreate(destination)
+    const lock = await client.getMailboxLock(folder)
+    try {
+      await processFolder(ctx, folder, mailbox.maxMessages ?? DEFAULT_MAX_MESSAGES, result)
+    } finally {
+      lock.release()
+    }
+  } catch (error) {
+    result.error = `IMAP ${host}:${port}: ${describe(error)}`
+    deps.logger.error('imap poll failed', { host, port, user, folder, ...errorFields(error) })
+  } finally {
+    try {
+      await client.logout()
+    } catch {
+      client.close()
+    }
+  }
+  const level = result.error === undefined ? 'info' : 'warn'
+  deps.logger[level]('imap poll finished', { host, folder, ...result })
+  return result
+}
