@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import { checkDeps, intake, type Runtime, stores } from './compose.ts'
+import { registerIngestJobs } from './jobs/ingest.ts'
 import { registerMailboxPolling } from './jobs/mailboxes.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
 import { registerPostureJobs } from './jobs/posture.ts'
@@ -10,6 +11,22 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   await createQueues(boss)
   await registerMaintenance(boss, { db: runtime.database.db, now: runtime.now })
   const s = stores(runtime.database)
+  const { config } = runtime
+  await registerIngestJobs(boss, {
+    database: runtime.database,
+    messages: intake(runtime).messages,
+    forensicTls: s.forensicTls,
+    dns: runtime.dns,
+    logger: runtime.logger,
+    now: runtime.now,
+    limits: {
+      maxDecompressedBytes: config.ingestMaxReportBytes,
+      maxZipEntries: 32,
+      maxCompressionRatio: 1000,
+      maxParts: 1000,
+    },
+    redactForensic: s.forensicTls.redactsForensic,
+  })
   await registerMailboxPolling(
     boss,
     { accept: intake(runtime).accept, logger: runtime.logger },

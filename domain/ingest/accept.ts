@@ -33,7 +33,11 @@ export async function acceptMessage(
 ): Promise<Result<Accepted>> {
   if (input.raw.byteLength > deps.maxBytes) return fail({ code: 'payload_too_large', limit: deps.maxBytes })
   if (input.raw.byteLength === 0) {
-    return fail({ code: 'validation_failed', message: 'The message is empty.', errors: { body: ['The message is empty.'] } })
+    return fail({
+      code: 'validation_failed',
+      message: 'The message is empty.',
+      errors: { body: ['The message is empty.'] },
+    })
   }
   let accountId = input.accountId ?? null
   if (accountId === null) {

@@ -1,6 +1,5 @@
 import type { AggregateEvent, AggregateMetadata, AggregateRecord } from '../reports/aggregate-types.ts'
-import type { RecordOutcome } from '../reports/store-aggregate.ts'
-import type { AggregateReportWriter } from '../reports/store-aggregate.ts'
+import type { AggregateReportWriter, RecordOutcome } from '../reports/store-aggregate.ts'
 
 // What happens to an accepted message, in a job that may be retried: extract the reports, parse
 // and store each, then mark the message processed — or quarantine it with a precise reason. A
@@ -13,7 +12,11 @@ export interface QuarantineReason {
 }
 
 export type AggregatePayload = { kind: 'aggregate'; name: string; open(): AsyncIterable<Uint8Array> }
-export type OtherPayload = { kind: 'forensic' | 'tls-rpt'; name: string; store(ctx: PayloadContext): Promise<PayloadOutcome> }
+export type OtherPayload = {
+  kind: 'forensic' | 'tls-rpt'
+  name: string
+  store(ctx: PayloadContext): Promise<PayloadOutcome>
+}
 export type Payload = AggregatePayload | OtherPayload
 
 export interface PayloadContext {
@@ -23,14 +26,18 @@ export interface PayloadContext {
   resolveDomain(policyDomain: string): Promise<DomainMatch>
 }
 
-export type DomainMatch = { ok: true; domainId: number; name: string } | { ok: false; reason: QuarantineReason }
+export type DomainMatch =
+  | { ok: true; domainId: number; name: string }
+  | { ok: false; reason: QuarantineReason }
 
 export type PayloadOutcome =
   | { status: 'stored' | 'duplicate'; kind: string; id: number; detail?: Record<string, unknown> }
   | { status: 'quarantine'; reason: QuarantineReason }
 
 export interface ProcessDeps {
-  extract(raw: Uint8Array): Promise<{ ok: true; payloads: Payload[] } | { ok: false; reason: QuarantineReason }>
+  extract(
+    raw: Uint8Array,
+  ): Promise<{ ok: true; payloads: Payload[] } | { ok: false; reason: QuarantineReason }>
   parseAggregate(chunks: AsyncIterable<Uint8Array>): AsyncIterable<AggregateEvent>
   /** An incremental hash of the decompressed report (content deduplication). */
   hasher(): { update(bytes: Uint8Array): void; digest(): string }
@@ -38,13 +45,21 @@ export interface ProcessDeps {
   aggregates: AggregateReportWriter
 }
 
-class ParseFailure extends Error {
+/** Thrown by a payload's stream for a permanent problem (a decompression bomb, corrupt data). */
+export class PayloadFailure extends Error {
   constructor(readonly reason: QuarantineReason) {
     super(reason.message)
+    this.name = 'PayloadFailure'
   }
 }
 
-async function storeAggregate(deps: ProcessDeps, payload: AggregatePayload, ctx: PayloadContext): Promise<PayloadOutcome> {
+class ParseFailure extends PayloadFailure {}
+
+async function storeAggregate(
+  deps: ProcessDeps,
+  payload: AggregatePayload,
+  ctx: PayloadContext,
+): Promise<PayloadOutcome> {
   const hash = deps.hasher()
   async function* hashed() {
     for await (const chunk of payload.open()) {
@@ -53,11 +68,28 @@ async function storeAggregate(deps: ProcessDeps, payload: AggregatePayload, ctx:
     }
   }
   const events = deps.parseAggregate(hashed())[Symbol.asyncIterator]()
-  const first = await events.next()
-  if (first.done) return { status: 'quarantine', reason: { code: 'empty', message: `${payload.name}: the report is empty.` } }
-  if (first.value.type === 'error') return { status: 'quarantine', reason: { ...first.value.error, message: `${payload.name}: ${first.value.error.message}` } }
+  let first: IteratorResult<AggregateEvent>
+  try {
+    first = await events.next()
+  } catch (error) {
+    if (error instanceof PayloadFailure) return { status: 'quarantine', reason: error.reason }
+    throw error
+  }
+  if (first.done)
+    return {
+      status: 'quarantine',
+      reason: { code: 'empty', message: `${payload.name}: the report is empty.` },
+    }
+  if (first.value.type === 'error')
+    return {
+      status: 'quarantine',
+      reason: { ...first.value.error, message: `${payload.name}: ${first.value.error.message}` },
+    }
   if (first.value.type !== 'metadata') {
-    return { status: 'quarantine', reason: { code: 'missing_field', message: `${payload.name}: records before report metadata.` } }
+    return {
+      status: 'quarantine',
+      reason: { code: 'missing_field', message: `${payload.name}: records before report metadata.` },
+    }
   }
   const metadata = first.value.metadata
   const domain = await ctx.resolveDomain(metadata.policy.domain)
@@ -67,7 +99,11 @@ async function storeAggregate(deps: ProcessDeps, payload: AggregatePayload, ctx:
       const next = await events.next()
       if (next.done) return
       if (next.value.type === 'record') yield next.value.record
-      else if (next.value.type === 'error') throw new ParseFailure({ ...next.value.error, message: `${payload.name}: ${next.value.error.message}` })
+      else if (next.value.type === 'error')
+        throw new ParseFailure({
+          ...next.value.error,
+          message: `${payload.name}: ${next.value.error.message}`,
+        })
     }
   }
   try {
@@ -84,10 +120,15 @@ async function storeAggregate(deps: ProcessDeps, payload: AggregatePayload, ctx:
       status: result.status,
       kind: 'aggregate',
       id: result.reportId,
-      detail: { report_id: metadata.reportId, reporter: metadata.orgName, domain: domain.name, ...(result.status === 'stored' ? { records: result.records, messages: result.messages } : {}) },
+      detail: {
+        report_id: metadata.reportId,
+        reporter: metadata.orgName,
+        domain: domain.name,
+        ...(result.status === 'stored' ? { records: result.records, messages: result.messages } : {}),
+      },
     }
   } catch (error) {
-    if (error instanceof ParseFailure) return { status: 'quarantine', reason: error.reason }
+    if (error instanceof PayloadFailure) return { status: 'quarantine', reason: error.reason }
     throw error
   }
 }
@@ -97,15 +138,20 @@ export async function processPayloads(
   deps: ProcessDeps,
   raw: Uint8Array,
   ctx: PayloadContext,
-): Promise<{ ok: true; outcomes: PayloadOutcome[] } | { ok: false; reason: QuarantineReason; outcomes: PayloadOutcome[] }> {
+): Promise<
+  | { ok: true; outcomes: PayloadOutcome[] }
+  | { ok: false; reason: QuarantineReason; outcomes: PayloadOutcome[] }
+> {
   const extracted = await deps.extract(raw)
   if (!extracted.ok) return { ok: false, reason: extracted.reason, outcomes: [] }
   const outcomes: PayloadOutcome[] = []
   for (const payload of extracted.payloads) {
-    const outcome = payload.kind === 'aggregate' ? await storeAggregate(deps, payload, ctx) : await payload.store(ctx)
+    const outcome =
+      payload.kind === 'aggregate' ? await storeAggregate(deps, payload, ctx) : await payload.store(ctx)
     outcomes.push(outcome)
   }
   const failed = outcomes.find((o) => o.status === 'quarantine')
-  if (failed !== undefined && failed.status === 'quarantine') return { ok: false, reason: failed.reason, outcomes }
+  if (failed !== undefined && failed.status === 'quarantine')
+    return { ok: false, reason: failed.reason, outcomes }
   return { ok: true, outcomes }
 }

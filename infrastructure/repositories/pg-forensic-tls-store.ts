@@ -16,6 +16,16 @@ export interface ForensicFilter {
 
 export function pgForensicTlsStore(db: Db) {
   return {
+    /** Redaction is on unless the account turned it off (account_settings; no row: the default). */
+    async redactsForensic(accountId: string): Promise<boolean> {
+      const rows = rowsOf<{ redact: boolean }>(
+        await db.execute(
+          sql`select redact_forensic as redact from account_settings where account_id = ${accountId}`,
+        ),
+      )
+      return rows[0]?.redact ?? true
+    },
+
     async insertForensic(input: {
       accountId: string
       domainId: number

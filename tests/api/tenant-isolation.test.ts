@@ -173,7 +173,9 @@ const cases: Case[] = [
 beforeAll(async () => {
   t = await startTestApp({}, { queue: true })
   owner = await t.account()
-  ownerKey = (await t.request('GET', '/api/v1/ingest/address', { token: owner.token })).body.data.address.split('@')[0]
+  ownerKey = (
+    await t.request('GET', '/api/v1/ingest/address', { token: owner.token })
+  ).body.data.address.split('@')[0]
   stranger = await t.account()
   await t.request('POST', '/api/v1/domains', { token: owner.token, body: { domain_name: 'owned.example' } })
   const org = await t.request('POST', '/api/v1/organizations', {

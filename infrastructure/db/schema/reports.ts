@@ -35,7 +35,9 @@ export const ingestMessages = pgTable(
     size: integer().notNull(),
     sha256: text().notNull(),
     receivedAt: timestamp({ withTimezone: true }).notNull(),
-    status: text({ enum: ['pending', 'processed', 'quarantined'] }).notNull().default('pending'),
+    status: text({ enum: ['pending', 'processed', 'quarantined'] })
+      .notNull()
+      .default('pending'),
     quarantineCode: text(),
     quarantineReason: text(),
     /** What the message held: report ids and kinds, duplicates acknowledged. */
@@ -158,7 +160,10 @@ export const forensicReports = pgTable(
     report: jsonb().notNull(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('forensic_reports_content_key').on(t.accountId, t.contentHash), index().on(t.domainId, t.createdAt)],
+  (t) => [
+    uniqueIndex('forensic_reports_content_key').on(t.accountId, t.contentHash),
+    index().on(t.domainId, t.createdAt),
+  ],
 )
 
 export const tlsReports = pgTable(
@@ -182,7 +187,12 @@ export const tlsReports = pgTable(
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('tls_reports_identity_key').on(t.accountId, t.domainId, sql`lower(${t.organization})`, t.reportId),
+    uniqueIndex('tls_reports_identity_key').on(
+      t.accountId,
+      t.domainId,
+      sql`lower(${t.organization})`,
+      t.reportId,
+    ),
     index().on(t.domainId, t.beginAt),
   ],
 )

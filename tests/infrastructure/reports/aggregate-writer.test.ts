@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { rowsOf } from '../../../infrastructure/db/database.ts'
-import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import type { AggregateMetadata, AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
 import type { AggregateWrite } from '../../../domain/reports/store-aggregate.ts'
+import { rowsOf } from '../../../infrastructure/db/database.ts'
+import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 let t: TestApp
@@ -15,7 +15,9 @@ beforeAll(async () => {
   const owner = await t.account()
   accountId = owner.accountId
   await t.request('POST', '/api/v1/domains', { token: owner.token, body: { domain_name: 'example.com' } })
-  const rows = rowsOf<{ id: number }>(await t.db.database.db.execute(sql`select id from domains where name = 'example.com'`))
+  const rows = rowsOf<{ id: number }>(
+    await t.db.database.db.execute(sql`select id from domains where name = 'example.com'`),
+  )
   domainId = Number(rows[0]!.id)
 }, 60_000)
 afterAll(() => t.close())
@@ -31,7 +33,18 @@ const metadata = (reportId: string, begin = 1_700_000_000): AggregateMetadata =>
   end: begin + 86_399,
   errors: [],
   generator: null,
-  policy: { domain: 'example.com', adkim: 'r', aspf: 'r', p: 'none', sp: null, np: null, pct: 100, fo: null, testing: null, discoveryMethod: null },
+  policy: {
+    domain: 'example.com',
+    adkim: 'r',
+    aspf: 'r',
+    p: 'none',
+    sp: null,
+    np: null,
+    pct: 100,
+    fo: null,
+    testing: null,
+    discoveryMethod: null,
+  },
 })
 
 const record = (ip: string, count: number, pass: boolean): AggregateRecord => ({
@@ -44,7 +57,14 @@ const record = (ip: string, count: number, pass: boolean): AggregateRecord => ({
   headerFrom: 'example.com',
   envelopeFrom: 'bounce.example.com',
   envelopeTo: null,
-  dkim: [{ domain: 'example.com', selector: 's1\tweird', result: pass ? 'pass' : 'fail', humanResult: 'line\nbreak \\ back' }],
+  dkim: [
+    {
+      domain: 'example.com',
+      selector: 's1\tweird',
+      result: pass ? 'pass' : 'fail',
+      humanResult: 'line\nbreak \\ back',
+    },
+  ],
   spf: [{ domain: 'bounce.example.com', scope: 'mfrom', result: 'fail' }],
 })
 
@@ -52,19 +72,32 @@ async function* stream(records: AggregateRecord[]) {
   for (const r of records) yield r
 }
 
-const write = (reportId: string, records: AggregateRecord[], hash: string, begin?: number): AggregateWrite => ({
+const write = (
+  reportId: string,
+  records: AggregateRecord[],
+  hash: string,
+  begin?: number,
+): AggregateWrite => ({
   accountId,
   domainId,
   messageId: null,
   metadata: metadata(reportId, begin),
   records: stream(records),
-  evaluate: (r) => ({ dkimAligned: r.dkimEvaluated === 'pass', spfAligned: false, dmarcPass: r.dkimEvaluated === 'pass' }),
+  evaluate: (r) => ({
+    dkimAligned: r.dkimEvaluated === 'pass',
+    spfAligned: false,
+    dmarcPass: r.dkimEvaluated === 'pass',
+  }),
   contentHash: () => hash,
 })
 
 test('stores a report, its records (special characters intact) and rollups in one go', async () => {
   const writer = createAggregateWriter(t.db.database)
-  const records = [record('192.0.2.1', 10, true), record('192.0.2.1', 5, true), record('2001:db8::1', 3, false)]
+  const records = [
+    record('192.0.2.1', 10, true),
+    record('192.0.2.1', 5, true),
+    record('2001:db8::1', 3, false),
+  ]
   const result = await writer.write(write('r1', records, 'hash-1'))
   expect(result).toEqual({ status: 'stored', reportId: expect.any(Number), records: 3, messages: 18 })
   const db = t.db.database.db
@@ -74,14 +107,18 @@ test('stores a report, its records (special characters intact) and rollups in on
   expect(stored[0]!.dkim[0]).toMatchObject({ selector: 's1\tweird', humanResult: 'line\nbreak \\ back' })
   expect(stored[2]!.source_ip).toBe('2001:db8::1')
   const rollups = rowsOf<{ source_ip: string; messages: number; dkim_aligned: boolean }>(
-    await db.execute(sql`select host(source_ip) as source_ip, messages::int as messages, dkim_aligned from daily_rollups order by source_ip`),
+    await db.execute(
+      sql`select host(source_ip) as source_ip, messages::int as messages, dkim_aligned from daily_rollups order by source_ip`,
+    ),
   )
   expect(rollups).toEqual([
     { source_ip: '192.0.2.1', messages: 15, dkim_aligned: true },
     { source_ip: '2001:db8::1', messages: 3, dkim_aligned: false },
   ])
   const selectors = rowsOf<{ selector: string; messages: number }>(
-    await db.execute(sql`select selector, messages::int as messages from dkim_selectors_seen order by selector`),
+    await db.execute(
+      sql`select selector, messages::int as messages from dkim_selectors_seen order by selector`,
+    ),
   )
   expect(selectors).toEqual([{ selector: 's1\tweird', messages: 18 }])
 })
@@ -103,7 +140,9 @@ test('the same report again (by identity or by content) is counted, not stored',
     { report_id: 'r1', duplicates_seen: 2 },
     { report_id: 'r1', duplicates_seen: 0 },
   ])
-  const total = rowsOf<{ n: number }>(await db.execute(sql`select sum(messages)::int as n from daily_rollups`))
+  const total = rowsOf<{ n: number }>(
+    await db.execute(sql`select sum(messages)::int as n from daily_rollups`),
+  )
   expect(total[0]!.n).toBe(25)
 })
 
@@ -113,9 +152,13 @@ test('a failure in the middle of the stream rolls the whole report back', async 
     yield record('192.0.2.50', 1, true)
     throw new Error('parse failure at record 2')
   }
-  await expect(writer.write({ ...write('r-broken', [], 'hash-3'), records: broken() })).rejects.toThrow('parse failure')
+  await expect(writer.write({ ...write('r-broken', [], 'hash-3'), records: broken() })).rejects.toThrow(
+    'parse failure',
+  )
   const rows = rowsOf<{ n: number }>(
-    await t.db.database.db.execute(sql`select count(*)::int as n from aggregate_reports where report_id = 'r-broken'`),
+    await t.db.database.db.execute(
+      sql`select count(*)::int as n from aggregate_reports where report_id = 'r-broken'`,
+    ),
   )
   expect(rows[0]!.n).toBe(0)
 })

@@ -1,0 +1,44 @@
+// What a payload is, told by its first bytes and never by its name or Content-Type: reporters
+// send gzip as application/octet-stream, zips named .gz, XML as text/plain.
+
+export type SniffedFormat = 'gzip' | 'zip' | 'xml' | 'json'
+
+/** How many bytes (decompressed, for an archive) the sniffer wants to see. */
+export const SNIFF_BYTES = 4096
+
+/** Leading UTF-8 byte order mark and white space, which XML and JSON senders both leave in. */
+function skipPreamble(bytes: Uint8Array): number {
+  let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+  while (
+    i < bytes.length &&
+    (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)
+  )
+    i++
+  return i
+}
+
+function startsWith(bytes: Uint8Array, at: number, text: string): boolean {
+  if (bytes.length < at + text.length) return false
+  for (let i = 0; i < text.length; i++) if (bytes[at + i] !== text.charCodeAt(i)) return false
+  return true
+}
+
+function contains(bytes: Uint8Array, text: string): boolean {
+  const limit = Math.min(bytes.length, SNIFF_BYTES) - text.length
+  for (let i = 0; i <= limit; i++) if (startsWith(bytes, i, text)) return true
+  return false
+}
+
+export function sniffFormat(bytes: Uint8Array): SniffedFormat | null {
+  // RFC 1952 §2.3.1: ID1 ID2 = 1f 8b. APPNOTE 4.3.7: a local file header starts "PK\3\4".
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'gzip'
+  if (startsWith(bytes, 0, 'PK\x03\x04')) return 'zip'
+  const at = skipPreamble(bytes)
+  if (startsWith(bytes, at, '{')) return 'json'
+  // An XML declaration or the root element; anything else starting with "<" (a comment, an
+  // xs:schema wrapper as ikea.com sends) counts only when a <feedback element follows early,
+  // so an HTML attachment is not taken for a report.
+  if (startsWith(bytes, at, '<?xml') || startsWith(bytes, at, '<feedback')) return 'xml'
+  if (startsWith(bytes, at, '<') && contains(bytes, '<feedback')) return 'xml'
+  return null
+}

@@ -1,0 +1,182 @@
+import type { PgBoss } from 'pg-boss'
+import type { DnsResolver } from '../../domain/dns/ports.ts'
+import {
+  type Payload,
+  type PayloadContext,
+  PayloadFailure,
+  type ProcessDeps,
+  processPayloads,
+} from '../../domain/ingest/process-message.ts'
+import { parseAggregateReport } from '../../domain/reports/aggregate-parser.ts'
+import { alignRecord, publicSuffixOrganizationalDomain } from '../../domain/reports/alignment.ts'
+import { parseFailureReport } from '../../domain/reports/forensic.ts'
+import { forensicReportForStorage } from '../../domain/reports/forensic-redaction.ts'
+import { parseTlsRptReport } from '../../domain/reports/tls-rpt.ts'
+import type { Database } from '../../infrastructure/db/database.ts'
+import type { Logger } from '../../infrastructure/logging/json-logger.ts'
+import { extractReports, readAll } from '../../infrastructure/mail/extract-reports.ts'
+import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
+import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
+import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
+import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
+import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
+import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
+import { ENRICH_SOURCES } from './queues.ts'
+
+// The background half of report intake: one job per accepted message, and a cron that looks up
+// reverse DNS for new source IPs (never inside the parser).
+
+export interface IngestJobDeps {
+  database: Database
+  messages: PgIngestMessageStore
+  forensicTls: ForensicTlsStore
+  dns: DnsResolver
+  logger: Logger
+  now: () => Date
+  limits: ExtractLimits
+  redactForensic: (accountId: string) => Promise<boolean>
+}
+
+const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')
+
+/** Decompression trouble inside a stream is a property of the message: quarantine, do not retry. */
+async function* permanent(stream: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    yield* stream
+  } catch (error) {
+    if (error instanceof ExtractionError) throw new PayloadFailure(error.reason)
+    throw error
+  }
+}
+
+function toPayload(deps: IngestJobDeps, payload: ReportPayload): Payload {
+  const name = payload.entryName ?? payload.filename ?? payload.kind
+  if (payload.kind === 'aggregate-xml')
+    return { kind: 'aggregate', name, open: () => permanent(payload.open()) }
+  if (payload.kind === 'tls-rpt-json') {
+    return {
+      kind: 'tls-rpt',
+      name,
+      async store(ctx: PayloadContext) {
+        const bytes = await readAll(payload.open(), deps.limits.maxDecompressedBytes)
+        if (!bytes.ok) return { status: 'quarantine', reason: bytes.reason }
+        const parsed = parseTlsRptReport(new TextDecoder().decode(bytes.value))
+        if (!parsed.ok)
+          return {
+            status: 'quarantine',
+            reason: { code: parsed.error.code, message: `${name}: ${parsed.error.message}` },
+          }
+        const policyDomain = parsed.report.policies[0]?.policyDomain ?? ''
+        const domain = await ctx.resolveDomain(policyDomain)
+        if (!domain.ok) return { status: 'quarantine', reason: domain.reason }
+        const stored = await deps.forensicTls.insertTls({
+          accountId: ctx.accountId,
+          domainId: domain.domainId,
+          messageId: ctx.messageId,
+          report: parsed.report,
+        })
+        return {
+          ...stored,
+          kind: 'tls-rpt',
+          detail: { report_id: parsed.report.reportId, domain: domain.name },
+        }
+      },
+    }
+  }
+  const parts = payload.kind === 'feedback-report' ? payload.parts : null
+  if (parts === null) throw new Error(`unknown payload kind ${payload.kind}`)
+  return {
+    kind: 'forensic',
+    name,
+    async store(ctx: PayloadContext) {
+      const parsed = parseFailureReport(parts)
+      if (!parsed.ok) return { status: 'quarantine', reason: parsed.error }
+      const report = parsed.report
+      const fromDomain = report.original?.from?.match(/@([^>\s]+)/)?.[1]
+      const domain = await ctx.resolveDomain(report.reportedDomains[0] ?? fromDomain ?? '')
+      if (!domain.ok) return { status: 'quarantine', reason: domain.reason }
+      const keepLocalParts = !(await deps.redactForensic(ctx.accountId))
+      const stored = forensicReportForStorage(report, { hash: sha256, keepLocalParts })
+      const result = await deps.forensicTls.insertForensic({
+        accountId: ctx.accountId,
+        domainId: domain.domainId,
+        messageId: ctx.messageId,
+        contentHash: sha256(JSON.stringify(report)),
+        report: stored,
+      })
+      return { ...result, kind: 'forensic', detail: { domain: domain.name } }
+    },
+  }
+}
+
+// One memoised organizational-domain lookup per process: records repeat the same few domains.
+const alignment = { organizationalDomain: publicSuffixOrganizationalDomain() }
+
+export function processDeps(deps: IngestJobDeps): ProcessDeps {
+  return {
+    async extract(raw) {
+      const extracted = await extractReports(raw, deps.limits)
+      if (!extracted.ok) return { ok: false, reason: extracted.reason }
+      return { ok: true, payloads: extracted.value.payloads.map((p) => toPayload(deps, p)) }
+    },
+    parseAggregate: (chunks) => parseAggregateReport(chunks),
+    hasher() {
+      const hash = new Bun.CryptoHasher('sha256')
+      return { update: (bytes) => void hash.update(bytes), digest: () => hash.digest('hex') }
+    },
+    evaluate: (record, metadata) => {
+      const aligned = alignRecord(alignment, { record, policy: metadata.policy })
+      return {
+        dkimAligned: aligned.dkimAligned,
+        spfAligned: aligned.spfAligned,
+        dmarcPass: aligned.dmarc === 'pass',
+      }
+    },
+    aggregates: createAggregateWriter(deps.database),
+  }
+}
+
+export async function processMessage(deps: IngestJobDeps, messageId: string): Promise<void> {
+  const message = await deps.messages.load(messageId)
+  // Already handled (a retry after a crash past the commit) or gone: nothing to do.
+  if (message === null || message.status !== 'pending' || message.raw === null) return
+  const ctx: PayloadContext = {
+    accountId: message.accountId,
+    messageId,
+    resolveDomain: (policyDomain) => resolveReportDomain(deps.database.db, message.accountId, policyDomain),
+  }
+  const result = await processPayloads(processDeps(deps), message.raw, ctx)
+  const outcome = result.outcomes.map((o) =>
+    o.status === 'quarantine' ? { status: o.status, ...o.reason } : o,
+  )
+  if (result.ok) await deps.messages.markProcessed(messageId, outcome, deps.now())
+  else {
+    await deps.messages.quarantine(messageId, result.reason, deps.now())
+    deps.logger.warn('report message quarantined', {
+      message_id: messageId,
+      code: result.reason.code,
+      reason: result.reason.message,
+    })
+  }
+}
+
+export async function registerIngestJobs(boss: PgBoss, deps: IngestJobDeps): Promise<void> {
+  // Reports should show up within a second of arriving: poll often, and take jobs in batches.
+  await boss.work<{ messageId: string }>(
+    PROCESS_MESSAGE,
+    { batchSize: 8, pollingIntervalSeconds: 0.5 },
+    async (jobs) => {
+      for (const job of jobs) await processMessage(deps, job.data.messageId)
+    },
+  )
+  await boss.schedule(ENRICH_SOURCES, '*/5 * * * *')
+  await boss.work(ENRICH_SOURCES, async () => {
+    const looked = await enrichSources(
+      { db: deps.database.db, dns: deps.dns, now: deps.now },
+      { limit: 1000 },
+    )
+    if (looked > 0) deps.logger.info('source IPs enriched', { count: looked })
+  })
+}

@@ -1,0 +1,274 @@
+import { describe, expect, test } from 'bun:test'
+import { gzipSync } from 'node:zlib'
+import { zipSync } from 'fflate'
+import { type ExtractLimits, extractReports, readAll } from '../../../infrastructure/mail/extract-reports.ts'
+import type { ReportPayload } from '../../../infrastructure/mail/report-payloads.ts'
+import { attachment, bytesOf, multipart, singlePart, textPart } from './mime-builder.ts'
+
+const AGGREGATE = 'tests/fixtures/dmarc-aggregate'
+const FORENSIC = 'tests/fixtures/dmarc-forensic'
+const LIMITS: ExtractLimits = {
+  maxDecompressedBytes: 32 * 1024 * 1024,
+  maxZipEntries: 100,
+  maxCompressionRatio: 200,
+  maxParts: 500,
+}
+const decoder = new TextDecoder()
+
+async function extractOk(raw: Uint8Array | string, limits = LIMITS): Promise<ReportPayload[]> {
+  const result = await extractReports(typeof raw === 'string' ? bytesOf(raw) : raw, limits)
+  if (!result.ok) throw new Error(`expected payloads, got ${JSON.stringify(result.reason)}`)
+  return result.value.payloads
+}
+
+async function contentOf(payload: ReportPayload): Promise<Uint8Array> {
+  const read = await readAll(payload.open(), 64 * 1024 * 1024)
+  if (!read.ok) throw new Error(`expected content, got ${JSON.stringify(read.reason)}`)
+  return read.value
+}
+
+const stalwartReportId = async (name: string) =>
+  (
+    (await Bun.file(`${AGGREGATE}/stalwart-mail-auth/${name}.json`).json()) as {
+      report_metadata: { report_id: string }
+    }
+  ).report_metadata.report_id
+
+// Every aggregate sample delivered by mail: [file, compression, report id].
+const AGGREGATE_MESSAGES: [string, 'gzip' | 'zip', string | (() => Promise<string>)][] = [
+  [
+    'parsedmarc/aggregate/mimecast-weird-gzip.eml',
+    'gzip',
+    '157a5fe30ec76f4bc0d8bccfc96c118a167a1280fee7c7465af5115e73082e5e',
+  ],
+  ['parsedmarc/aggregate/twilight.eml', 'zip', '1627703331531660819'],
+  [
+    'parsedmarc/aggregate/Report domain- borschow.com Submitter- google.com Report-ID- 949348866075514174.eml',
+    'zip',
+    '949348866075514174',
+  ],
+  ['mox/google.eml', 'zip', '13488712042596170873'],
+  ['mox/mailru.eml', 'gzip', '82403907998914102491559779200'],
+  ['mox/outlook.eml', 'gzip', '8be4eb9d89044800947965b8a040291c'],
+  ['mox/xs4all.eml', 'gzip', 'xs4all.nl.1627349682.9725429@dmarc-reports.xs4all.net'],
+  ['mox/yahoo.eml', 'gzip', '1559613526.307161'],
+  ...(['100', '101', '102', '103', '104'] as const).map(
+    (name): [string, 'gzip' | 'zip', () => Promise<string>] => [
+      `stalwart-mail-auth/${name}.eml`,
+      name === '100' ? 'zip' : 'gzip',
+      () => stalwartReportId(name),
+    ],
+  ),
+]
+
+describe('aggregate report messages (fixtures)', () => {
+  for (const [file, compression, reportId] of AGGREGATE_MESSAGES) {
+    test(file, async () => {
+      const payloads = await extractOk(await Bun.file(`${AGGREGATE}/${file}`).bytes())
+      expect(payloads).toHaveLength(1)
+      const payload = payloads[0]!
+      expect(payload.kind).toBe('aggregate-xml')
+      expect(payload.compression).toBe(compression)
+      const xml = decoder.decode(await contentOf(payload))
+      expect(xml.trimStart()).toStartWith('<?xml')
+      expect(xml).toContain('<feedback')
+      const id = typeof reportId === 'string' ? reportId : await reportId()
+      expect(xml).toMatch(new RegExp(`<report_id>\\s*${id.replace(/[.]/g, '\\.')}\\s*</report_id>`))
+    })
+  }
+
+  test('the Amazon SES gzip sent as application/octet-stream keeps its declared type and name', async () => {
+    const [payload] = await extractOk(await Bun.file(`${AGGREGATE}/stalwart-mail-auth/104.eml`).bytes())
+    expect(payload).toMatchObject({
+      contentType: 'application/octet-stream',
+      filename: 'amazonses.com!stalw.art!1663545600!1663632000.xml.gz',
+      entryName: null,
+    })
+  })
+
+  test('a zip payload names its entry', async () => {
+    const [payload] = await extractOk(await Bun.file(`${AGGREGATE}/mox/google.eml`).bytes())
+    expect(payload).toMatchObject({
+      filename: 'google.com!ueber.net!1633996800!1634083199.zip',
+      entryName: 'google.com!ueber.net!1633996800!1634083199.xml',
+      contentType: 'application/zip',
+    })
+  })
+
+  test('open() can be called again for a fresh stream', async () => {
+    const [payload] = await extractOk(await Bun.file(`${AGGREGATE}/mox/yahoo.eml`).bytes())
+    expect(await contentOf(payload!)).toEqual(await contentOf(payload!))
+  })
+})
+
+describe('failure report messages (fixtures)', () => {
+  const files = [
+    'parsedmarc/DMARC Failure Report for domain.de (mail-from=sharepoint@domain.de, ip=10.10.10.10).eml',
+    'parsedmarc/[Netease DMARC Failure Report] Rent Reminder.eml',
+    'parsedmarc/dmarc_ruf_report_linkedin.eml',
+    'parsedmarc/dmarc_ruf_report_linkedin.crlf.eml',
+    'parsedmarc/exim_plain_text_only_no_arf_part.eml',
+    ...['001', '002', '003', '004', '005'].map((name) => `stalwart-mail-auth/${name}.eml`),
+  ]
+  for (const file of files) {
+    test(file, async () => {
+      const payloads = await extractOk(await Bun.file(`${FORENSIC}/${file}`).bytes())
+      expect(payloads.map((payload) => payload.kind)).toEqual(['feedback-report'])
+      const payload = payloads[0]!
+      if (payload.kind !== 'feedback-report') throw new Error('unreachable')
+      const hasArf = !file.includes('exim')
+      expect(payload.parts.feedbackReport === null).toBe(!hasArf)
+      if (hasArf) {
+        expect(payload.parts.feedbackReport).toMatch(/^Feedback-Type:/)
+        expect(decoder.decode(await contentOf(payload))).toBe(payload.parts.feedbackReport!)
+      }
+      expect(payload.parts.humanReadable).toBeString()
+    })
+  }
+
+  test('only the header section of the reported message is handed over', async () => {
+    const raw = await Bun.file(`${FORENSIC}/parsedmarc/dmarc_ruf_report_linkedin.eml`).bytes()
+    const [payload] = await extractOk(raw)
+    if (payload?.kind !== 'feedback-report') throw new Error('expected a feedback report')
+    expect(payload.parts.originalHeaders).toContain(
+      'Message-ID: <01010101010101010101010101010101@ABAB01MS0016',
+    )
+    expect(payload.parts.originalHeaders).not.toContain('HTML Text')
+    expect(payload.parts.originalHeaders).not.toContain('Alternative')
+  })
+})
+
+describe('parsedmarc extract_report samples wrapped in a message', () => {
+  const dir = `${AGGREGATE}/parsedmarc/extract_report`
+  for (const [name, type, compression] of [
+    ['nice-input.xml.gz', 'application/gzip', 'gzip'],
+    ['nice-input.xml.zip', 'application/zip', 'zip'],
+    ['nice-input.xml', 'text/xml', 'none'],
+  ] as const) {
+    test(name, async () => {
+      const bytes = await Bun.file(`${dir}/${name}`).bytes()
+      const raw = multipart([textPart('A DMARC aggregate report.'), attachment(type, name, bytes)])
+      const [payload, ...rest] = await extractOk(raw)
+      expect(rest).toEqual([])
+      expect(payload).toMatchObject({ kind: 'aggregate-xml', filename: name, compression })
+      expect(await contentOf(payload!)).toEqual(await Bun.file(`${dir}/nice-input.xml`).bytes())
+    })
+  }
+})
+
+describe('formats are told by magic bytes, not by labels', () => {
+  const xml = bytesOf(
+    '<?xml version="1.0"?>\n<feedback><report_metadata><report_id>r-1</report_id></report_metadata></feedback>\n',
+  )
+  const tlsJson = bytesOf(
+    JSON.stringify({ 'organization-name': 'x', 'report-id': 't-1', policies: [] }, null, 2),
+  )
+
+  test('gzip named .zip and labelled application/zip', async () => {
+    const [payload] = await extractOk(multipart([attachment('application/zip', 'report.zip', gzipSync(xml))]))
+    expect(payload).toMatchObject({
+      kind: 'aggregate-xml',
+      compression: 'gzip',
+      contentType: 'application/zip',
+    })
+    expect(await contentOf(payload!)).toEqual(xml)
+  })
+
+  test('zip named .gz and sent as application/octet-stream', async () => {
+    const zip = zipSync({ 'report.xml': xml })
+    const [payload] = await extractOk(
+      multipart([attachment('application/octet-stream', 'report.xml.gz', zip)]),
+    )
+    expect(payload).toMatchObject({ kind: 'aggregate-xml', compression: 'zip', entryName: 'report.xml' })
+    expect(await contentOf(payload!)).toEqual(xml)
+  })
+
+  test('XML attached as text/plain', async () => {
+    const [payload] = await extractOk(
+      multipart([textPart('hello'), attachment('text/plain', 'report.txt', xml)]),
+    )
+    expect(payload).toMatchObject({ kind: 'aggregate-xml', compression: 'none', contentType: 'text/plain' })
+    expect(await contentOf(payload!)).toEqual(xml)
+  })
+
+  test('XML with a byte order mark, as application/octet-stream without a name', async () => {
+    const withBom = new Uint8Array([0xef, 0xbb, 0xbf, ...xml])
+    const [payload] = await extractOk(singlePart(attachment('application/octet-stream', null, withBom)))
+    expect(payload?.kind).toBe('aggregate-xml')
+    expect(await contentOf(payload!)).toEqual(withBom)
+  })
+
+  test('bare XML as the message body, no attachment and no Content-Type', async () => {
+    const raw = [
+      'From: a@example.net',
+      'To: dmarc@example.com',
+      'Subject: report',
+      '',
+      decoder.decode(xml),
+    ].join('\r\n')
+    const [payload] = await extractOk(raw)
+    expect(payload?.kind).toBe('aggregate-xml')
+    expect(decoder.decode(await contentOf(payload!))).toContain('<report_id>r-1</report_id>')
+  })
+
+  test('XML pasted inline after a text introduction', async () => {
+    const raw = multipart([textPart('Here is the report:'), textPart(decoder.decode(xml))])
+    const [payload] = await extractOk(raw)
+    expect(payload?.kind).toBe('aggregate-xml')
+    expect(decoder.decode(await contentOf(payload!))).toBe(decoder.decode(xml).trim())
+  })
+
+  test('TLS-RPT: application/tlsrpt+gzip and +json (RFC 8460 §5.3), and JSON in the body', async () => {
+    const raw = multipart(
+      [
+        textPart('TLS report'),
+        attachment('application/tlsrpt+gzip', 'x!example.com!1!2!t-1.json.gz', gzipSync(tlsJson)),
+      ],
+      'report',
+      '; report-type="tlsrpt"',
+    )
+    const [gz] = await extractOk(raw)
+    expect(gz).toMatchObject({ kind: 'tls-rpt-json', compression: 'gzip' })
+    expect(await contentOf(gz!)).toEqual(tlsJson)
+    const [json] = await extractOk(multipart([attachment('application/tlsrpt+json', 'r.json', tlsJson)]))
+    expect(json).toMatchObject({ kind: 'tls-rpt-json', compression: 'none' })
+    const [body] = await extractOk(singlePart(textPart(decoder.decode(tlsJson), 'application/json')))
+    expect(body?.kind).toBe('tls-rpt-json')
+    const [text] = await extractOk(multipart([textPart(`Report follows.\n\n${decoder.decode(tlsJson)}\n`)]))
+    expect(text).toMatchObject({ kind: 'tls-rpt-json', contentType: 'text/plain' })
+    expect(await contentOf(text!)).toEqual(tlsJson)
+  })
+
+  test('a report forwarded as an attached message is found', async () => {
+    const inner = multipart([attachment('application/gzip', 'r.xml.gz', gzipSync(xml))])
+    const raw = multipart([
+      textPart('FYI, forwarded'),
+      { headers: ['Content-Type: message/rfc822', 'Content-Disposition: attachment'], body: inner },
+    ])
+    const [payload] = await extractOk(raw)
+    expect(payload?.kind).toBe('aggregate-xml')
+    expect(await contentOf(payload!)).toEqual(xml)
+  })
+
+  test('images, HTML and other attachments are not reports', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0])
+    const raw = multipart([
+      textPart('<html><body>hello</body></html>', 'text/html'),
+      attachment('image/png', 'logo.png', png),
+      attachment('text/html', 'page.html', bytesOf('<!DOCTYPE html><html><body>x</body></html>')),
+      attachment('application/json', 'other.json', bytesOf('{"hello": "world"}')),
+    ])
+    const result = await extractReports(bytesOf(raw), LIMITS)
+    // A JSON attachment is taken for TLS-RPT (its parser judges it); nothing else is a report.
+    expect(result.ok && result.value.payloads.map((payload) => payload.kind)).toEqual(['tls-rpt-json'])
+  })
+
+  test('a message without any report', async () => {
+    const result = await extractReports(bytesOf(multipart([textPart('Lunch at noon?')])), LIMITS)
+    expect(result).toEqual({ ok: false, reason: { code: 'no_report_found', message: expect.any(String) } })
+    expect(await extractReports(new Uint8Array(0), LIMITS)).toMatchObject({
+      ok: false,
+      reason: { code: 'no_report_found' },
+    })
+  })
+})
