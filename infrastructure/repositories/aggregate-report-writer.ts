@@ -127,6 +127,29 @@ async function finish(tx: SqlTx, reportId: number, contentHash: string, records:
     [reportId],
   )
   await tx.query(
+    `insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
+       disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
+     select account_id, domain_id, day, sum(count),
+       coalesce(sum(count) filter (where dmarc_pass), 0), coalesce(sum(count) filter (where dkim_aligned), 0),
+       coalesce(sum(count) filter (where spf_aligned), 0),
+       coalesce(sum(count) filter (where lower(disposition) = 'none'), 0),
+       coalesce(sum(count) filter (where lower(disposition) = 'quarantine'), 0),
+       coalesce(sum(count) filter (where lower(disposition) = 'reject'), 0),
+       coalesce(sum(count) filter (where lower(disposition) not in ('none', 'quarantine', 'reject')), 0), 1
+     from aggregate_records where report_id = $1 group by account_id, domain_id, day
+     on conflict (domain_id, day) do update set
+       messages = daily_domain_totals.messages + excluded.messages,
+       dmarc_pass = daily_domain_totals.dmarc_pass + excluded.dmarc_pass,
+       dkim_aligned = daily_domain_totals.dkim_aligned + excluded.dkim_aligned,
+       spf_aligned = daily_domain_totals.spf_aligned + excluded.spf_aligned,
+       disposition_none = daily_domain_totals.disposition_none + excluded.disposition_none,
+       disposition_quarantine = daily_domain_totals.disposition_quarantine + excluded.disposition_quarantine,
+       disposition_reject = daily_domain_totals.disposition_reject + excluded.disposition_reject,
+       disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
+       reports = daily_domain_totals.reports + 1`,
+    [reportId],
+  )
+  await tx.query(
     `insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
      select r.domain_id, lower(d->>'selector'), lower(d->>'domain'), max(r.day), sum(r.count)
      from aggregate_records r, jsonb_array_elements(r.dkim) d

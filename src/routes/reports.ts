@@ -59,8 +59,7 @@ const SummaryModel = t.Object({
     dmarc_pass: t.Integer(),
     dkim_aligned: t.Integer(),
     spf_aligned: t.Integer(),
-    reports: t.Integer(),
-    sources: t.Integer(),
+    reports: t.Integer({ description: 'Report-days: a report counts once for each day it covers' }),
   }),
   rates: t.Object(
     {

@@ -49,6 +49,22 @@ CREATE TABLE "aggregate_reports" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "daily_domain_totals" (
+	"account_id" uuid NOT NULL,
+	"domain_id" bigint NOT NULL,
+	"day" date NOT NULL,
+	"messages" bigint NOT NULL,
+	"dmarc_pass" bigint NOT NULL,
+	"dkim_aligned" bigint NOT NULL,
+	"spf_aligned" bigint NOT NULL,
+	"disposition_none" bigint NOT NULL,
+	"disposition_quarantine" bigint NOT NULL,
+	"disposition_reject" bigint NOT NULL,
+	"disposition_other" bigint NOT NULL,
+	"reports" integer NOT NULL,
+	CONSTRAINT "daily_domain_totals_domain_id_day_pk" PRIMARY KEY("domain_id","day")
+);
+--> statement-breakpoint
 CREATE TABLE "daily_rollups" (
 	"account_id" uuid NOT NULL,
 	"domain_id" bigint NOT NULL,
@@ -130,6 +146,7 @@ ALTER TABLE "aggregate_records" ADD CONSTRAINT "aggregate_records_report_id_aggr
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_message_id_ingest_messages_id_fk" FOREIGN KEY ("message_id") REFERENCES "public"."ingest_messages"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "daily_domain_totals" ADD CONSTRAINT "daily_domain_totals_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "daily_rollups" ADD CONSTRAINT "daily_rollups_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "dkim_selectors_seen" ADD CONSTRAINT "dkim_selectors_seen_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "forensic_reports" ADD CONSTRAINT "forensic_reports_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -144,7 +161,9 @@ CREATE INDEX "aggregate_records_domain_id_day_index" ON "aggregate_records" USIN
 CREATE UNIQUE INDEX "aggregate_reports_identity_key" ON "aggregate_reports" USING btree ("account_id",lower("reporter_org"),"report_id","policy_domain","begin_at","end_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "aggregate_reports_content_key" ON "aggregate_reports" USING btree ("account_id","content_hash");--> statement-breakpoint
 CREATE INDEX "aggregate_reports_domain_id_begin_at_index" ON "aggregate_reports" USING btree ("domain_id","begin_at");--> statement-breakpoint
+CREATE INDEX "daily_domain_totals_account_id_day_index" ON "daily_domain_totals" USING btree ("account_id","day");--> statement-breakpoint
 CREATE INDEX "daily_rollups_account_id_day_index" ON "daily_rollups" USING btree ("account_id","day");--> statement-breakpoint
+CREATE INDEX "daily_rollups_failing_idx" ON "daily_rollups" USING btree ("account_id","day","source_ip","messages") WHERE not "daily_rollups"."dkim_aligned" and not "daily_rollups"."spf_aligned";--> statement-breakpoint
 CREATE UNIQUE INDEX "forensic_reports_content_key" ON "forensic_reports" USING btree ("account_id","content_hash");--> statement-breakpoint
 CREATE INDEX "forensic_reports_domain_id_created_at_index" ON "forensic_reports" USING btree ("domain_id","created_at");--> statement-breakpoint
 CREATE INDEX "ingest_messages_account_id_status_received_at_index" ON "ingest_messages" USING btree ("account_id","status","received_at");--> statement-breakpoint

@@ -136,6 +136,10 @@ export const dailyRollups = pgTable(
   (t) => [
     primaryKey({ columns: [t.domainId, t.day, t.sourceIp, t.disposition, t.dkimAligned, t.spfAligned] }),
     index().on(t.accountId, t.day),
+    // Top failing sources: an index-only scan over the failing rows of a period.
+    index('daily_rollups_failing_idx')
+      .on(t.accountId, t.day, t.sourceIp, t.messages)
+      .where(sql`not ${t.dkimAligned} and not ${t.spfAligned}`),
   ],
 )
 
@@ -231,3 +235,26 @@ export const accountSettings = pgTable('account_settings', {
   recordRetentionDays: integer().notNull().default(400),
   forensicRetentionDays: integer().notNull().default(90),
 })
+
+// One row per domain and day: the overview's totals, rates and daily series read this, so their
+// cost does not grow with the number of source IPs.
+export const dailyDomainTotals = pgTable(
+  'daily_domain_totals',
+  {
+    accountId: uuid().notNull(),
+    domainId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    day: date({ mode: 'string' }).notNull(),
+    messages: bigint({ mode: 'number' }).notNull(),
+    dmarcPass: bigint({ mode: 'number' }).notNull(),
+    dkimAligned: bigint({ mode: 'number' }).notNull(),
+    spfAligned: bigint({ mode: 'number' }).notNull(),
+    dispositionNone: bigint({ mode: 'number' }).notNull(),
+    dispositionQuarantine: bigint({ mode: 'number' }).notNull(),
+    dispositionReject: bigint({ mode: 'number' }).notNull(),
+    dispositionOther: bigint({ mode: 'number' }).notNull(),
+    reports: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.day] }), index().on(t.accountId, t.day)],
+)

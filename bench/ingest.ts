@@ -1,0 +1,240 @@
+// bun run bench:ingest — report intake on PostgreSQL (TEST_DATABASE_URL's server), printing each
+// figure beside its target (issue #4). Not a test: it generates its own data in a fresh database.
+import { sql } from 'drizzle-orm'
+import { createAccount, createToken } from '../domain/accounts/use-cases.ts'
+import { rowsOf } from '../infrastructure/db/database.ts'
+import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
+import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { buildApp, intake, resolvers, stores, systemRandom } from '../src/compose.ts'
+import { loadConfig } from '../src/config.ts'
+import { processMessage } from '../src/jobs/ingest.ts'
+import { createQueues } from '../src/jobs/queues.ts'
+import { startWorkers } from '../src/worker.ts'
+import { createTestDatabase } from '../tests/support/test-db.ts'
+import { type Figure, report } from './report.ts'
+import { aggregateXml, reportEmail } from './report-generator.ts'
+
+const figures: Figure[] = []
+const db = await createTestDatabase()
+const database = db.database
+const config = loadConfig({
+  LOG_LEVEL: 'silent',
+  INGEST_DOMAIN: 'in.bench.test',
+  RATE_LIMIT_API_PER_MINUTE: '10000000',
+})
+const now = () => new Date()
+const boss = await startBoss(database, { background: false })
+await createQueues(boss)
+const runtime = {
+  config,
+  database,
+  logger: jsonLogger('silent'),
+  now,
+  random: systemRandom,
+  boss,
+  ...resolvers(config, now),
+}
+const s = stores(database)
+const account = await createAccount(
+  { accounts: s.accounts, random: systemRandom, hashPassword: async () => 'x' },
+  { email: 'bench@example.com' },
+)
+if (!account.ok) throw new Error('account')
+const recipient = `${account.value.ingestKey}@in.bench.test`
+const domains = Array.from({ length: 20 }, (_, i) => `brand${i}.example`)
+for (const name of domains) {
+  await database.db.execute(sql`insert into domains (account_id, name, verification_token, verified_at)
+    values (${account.value.accountId}, ${name}, 'x', now())`)
+}
+const { accept, messages } = intake(runtime)
+const jobDeps = {
+  database,
+  messages,
+  forensicTls: s.forensicTls,
+  dns: runtime.dns,
+  logger: runtime.logger,
+  now,
+  limits: {
+    maxDecompressedBytes: config.ingestMaxReportBytes,
+    maxZipEntries: 32,
+    maxCompressionRatio: 1000,
+    maxParts: 1000,
+  },
+  redactForensic: async () => true,
+}
+
+// 1. One report of 100,000 records (~42 MB of XML, gzipped in an email): intake to committed rows
+// and rollups.
+{
+  const xml = aggregateXml({ domain: domains[0]!, reportId: 'big-1', records: 100_000, seed: 1 })
+  const email = reportEmail({ to: recipient, xml, reportId: 'big-1', domain: domains[0]! })
+  Bun.gc(true)
+  const baseline = process.memoryUsage().rss
+  let peak = baseline
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss)
+  }, 5)
+  const started = performance.now()
+  const accepted = await accept({ raw: email, recipient, source: 'http' })
+  if (!accepted.ok) throw new Error(`accept: ${accepted.failure.code}`)
+  await processMessage(jobDeps, accepted.value.id)
+  const seconds = (performance.now() - started) / 1000
+  clearInterval(sampler)
+  const stored = rowsOf<{ records: number; rollup: number }>(
+    await database.db.execute(sql`select (select count(*) from aggregate_records)::int as records,
+      (select sum(messages) from daily_rollups)::bigint as rollup`),
+  )[0]!
+  if (stored.records !== 100_000) throw new Error(`stored ${stored.records} records`)
+  figures.push(
+    {
+      metric: 'XML size of the large report',
+      value: `${(xml.length / 1e6).toFixed(1)} MB`,
+      target: '~42 MB, 100,000 records',
+      ok: xml.length > 35e6,
+    },
+    {
+      metric: 'large report: intake → committed rows + rollups',
+      value: `${seconds.toFixed(2)} s`,
+      target: '≤ 2 s',
+      ok: seconds <= 2,
+    },
+    {
+      metric: 'large report: peak RSS',
+      value: `${Math.round(peak / 1e6)} MB`,
+      target: '≤ 256 MB',
+      ok: peak <= 256e6,
+    },
+  )
+}
+
+// 2. 2,000 typical reports (1-20 records, gzipped, one per email) through the queue and a worker.
+{
+  const emails = Array.from({ length: 2000 }, (_, i) => {
+    const domain = domains[i % domains.length]!
+    const xml = aggregateXml({ domain, reportId: `small-${i}`, records: 1 + (i % 20), seed: i + 7 })
+    return reportEmail({ to: recipient, xml, reportId: `small-${i}`, domain })
+  })
+  await startWorkers(boss, runtime)
+  const started = performance.now()
+  const ids: string[] = []
+  for (const email of emails) {
+    const accepted = await accept({ raw: email, recipient, source: 'http' })
+    if (!accepted.ok) throw new Error(`accept: ${accepted.failure.code}`)
+    ids.push(accepted.value.id)
+  }
+  const acceptSeconds = (performance.now() - started) / 1000
+  while (true) {
+    const pending = rowsOf<{ n: number }>(
+      await database.db.execute(sql`select count(*)::int as n from ingest_messages where status = 'pending'`),
+    )[0]!.n
+    if (pending === 0) break
+    await Bun.sleep(50)
+  }
+  const seconds = (performance.now() - started) / 1000
+  const done = rowsOf<{ processed: number; quarantined: number }>(
+    await database.db.execute(sql`select count(*) filter (where status = 'processed')::int as processed,
+      count(*) filter (where status = 'quarantined')::int as quarantined from ingest_messages`),
+  )[0]!
+  const rate = 2000 / seconds
+  figures.push(
+    {
+      metric: '2,000 reports: intake alone',
+      value: `${(2000 / acceptSeconds).toFixed(0)} /s`,
+      target: 'reported',
+      ok: true,
+    },
+    {
+      metric: '2,000 reports: end to end through the queue',
+      value: `${rate.toFixed(0)} /s`,
+      target: '≥ 200 reports/s',
+      ok: rate >= 200,
+    },
+    {
+      metric: '2,000 reports: processed / quarantined',
+      value: `${done.processed - 1} / ${done.quarantined}`,
+      target: '2000 / 0',
+      ok: done.processed - 1 === 2000 && done.quarantined === 0,
+    },
+  )
+}
+await boss.stop({ graceful: false })
+
+// 3. Overview and domain summary for an account holding 10 million records: rollups and daily
+// totals for 10M records over 90 days (written directly, as the writer would have).
+{
+  const accountId = account.value.accountId
+  await database.db.execute(sql`truncate daily_rollups, daily_domain_totals`)
+  // 20 domains x 90 days; per domain-day ~5,560 records: 60 legitimate IPs carrying most mail and
+  // ~500 failing IPs (spoofers, forwarders) with 1-10 messages each.
+  await database.db.execute(sql`insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned, messages, reports)
+    select ${accountId}, d.id, day::date, ('10.' || (d.id % 200) || '.' || (ip / 250) || '.' || (ip % 250))::inet,
+      case when ip < 60 then 'none' else 'reject' end, ip < 60, ip < 40, case when ip < 60 then 900 + ip else 1 + ip % 10 end, 10
+    from domains d, generate_series(current_date - 89, current_date, interval '1 day') day, generate_series(0, 559) ip
+    where d.account_id = ${accountId}`)
+  await database.db.execute(sql`insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
+      disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
+    select account_id, domain_id, day, sum(messages), sum(messages) filter (where dkim_aligned or spf_aligned),
+      sum(messages) filter (where dkim_aligned), sum(messages) filter (where spf_aligned),
+      sum(messages) filter (where disposition = 'none'), 0, sum(messages) filter (where disposition = 'reject'), 0, 50
+    from daily_rollups where account_id = ${accountId} group by account_id, domain_id, day`)
+  await database.db.execute(sql`analyze daily_rollups`)
+  await database.db.execute(sql`analyze daily_domain_totals`)
+  const records = rowsOf<{ n: number }>(
+    await database.db.execute(sql`select (count(*) * 10)::bigint as n from daily_rollups`),
+  )[0]!.n
+  const app = buildApp(runtime)
+  const token = await createToken(
+    { accounts: s.accounts, tokens: s.tokens, random: systemRandom },
+    { email: 'bench@example.com', name: 'bench', now: now() },
+  )
+  if (!token.ok) throw new Error('token')
+  const time = async (path: string) => {
+    const request = () =>
+      app.handle(
+        new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${token.value.value}` } }),
+      )
+    const warm = await request()
+    if (warm.status !== 200) throw new Error(`${path}: ${warm.status} ${await warm.text()}`)
+    const times: number[] = []
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now()
+      await (await request()).arrayBuffer()
+      times.push(performance.now() - started)
+    }
+    times.sort((a, b) => a - b)
+    return { median: times[10]!, p95: times[18]! }
+  }
+  const overview = await time('/api/v1/dmarc-reports/overview?days=30')
+  const overview90 = await time('/api/v1/dmarc-reports/overview?days=90')
+  const summary = await time(`/api/v1/dmarc-reports/domains/${domains[3]}/summary?days=30`)
+  figures.push(
+    {
+      metric: 'records represented by the rollups',
+      value: `${(Number(records) / 1e6).toFixed(1)} M`,
+      target: '10 M',
+      ok: Number(records) >= 10e6,
+    },
+    {
+      metric: 'overview, 30 days (median / p95)',
+      value: `${overview.median.toFixed(0)} / ${overview.p95.toFixed(0)} ms`,
+      target: '≤ 150 ms',
+      ok: overview.p95 <= 150,
+    },
+    {
+      metric: 'overview, 90 days (median / p95)',
+      value: `${overview90.median.toFixed(0)} / ${overview90.p95.toFixed(0)} ms`,
+      target: '≤ 150 ms',
+      ok: overview90.p95 <= 150,
+    },
+    {
+      metric: 'domain summary, 30 days (median / p95)',
+      value: `${summary.median.toFixed(0)} / ${summary.p95.toFixed(0)} ms`,
+      target: '≤ 150 ms',
+      ok: summary.p95 <= 150,
+    },
+  )
+}
+
+await db.drop()
+await report('ingest', figures)
+process.exit(0)

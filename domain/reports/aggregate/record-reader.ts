@@ -1,0 +1,171 @@
+// One <record> at a time (RFC 7489 Appendix C RecordType): its values as they are read, and the
+// checks when it closes. Required elements must be present; source_ip and count also need a value.
+
+import type {
+  AggregateParseError,
+  AggregateRecord,
+  AuthDkim,
+  AuthSpf,
+  PolicyOverrideReason,
+} from '../aggregate-types.ts'
+import { AUTH_DKIM, AUTH_SPF, EVALUATED, IDENTIFIERS, REASON, RECORD, ROW } from './report-contexts.ts'
+import { lower, MAX_REPEATED, optional, optionalLower } from './report-fields.ts'
+import { integerValue, textValue, type XmlText } from './xml-text.ts'
+
+const HAS_SOURCE_IP = 1
+const HAS_COUNT = 2
+const HAS_DISPOSITION = 4
+const HAS_HEADER_FROM = 8
+const HAS_DOMAIN = 1
+const HAS_RESULT = 2
+
+const newRecord = (): AggregateRecord => ({
+  sourceIp: '',
+  count: 0,
+  disposition: '',
+  dkimEvaluated: null,
+  spfEvaluated: null,
+  reasons: [],
+  headerFrom: '',
+  envelopeFrom: null,
+  envelopeTo: null,
+  dkim: [],
+  spf: [],
+})
+
+export interface RecordReader {
+  /** The record being read; a new object for each <record>, handed out when it closes. */
+  readonly record: AggregateRecord
+  /** A structural element of a record opened (RECORD, REASON, AUTH_DKIM, AUTH_SPF). */
+  open(context: number): AggregateParseError | null
+  /** A value element closed inside `parent`. */
+  value(parent: number, name: string, text: XmlText): AggregateParseError | null
+  /** A structural element closed: its checks. */
+  close(context: number): AggregateParseError | null
+}
+
+export function createRecordReader(): RecordReader {
+  let record = newRecord()
+  let number = 0
+  let bits = 0
+  let authBits = 0
+  let reason: PolicyOverrideReason = { type: '', comment: null }
+  let dkim: AuthDkim = { domain: '', selector: null, result: '', humanResult: null }
+  let spf: AuthSpf = { domain: '', scope: null, result: '' }
+
+  const missing = (what: string): AggregateParseError => ({
+    code: 'missing_field',
+    message: `record ${number}: ${what} is missing`,
+  })
+  const tooMany = (what: string): AggregateParseError => ({
+    code: 'limit_exceeded',
+    message: `record ${number}: more than ${MAX_REPEATED} ${what} elements`,
+  })
+
+  return {
+    get record() {
+      return record
+    },
+    open(context) {
+      if (context === RECORD) {
+        record = newRecord()
+        number++
+        bits = 0
+      } else if (context === AUTH_DKIM) {
+        if (record.dkim.length >= MAX_REPEATED) return tooMany('auth_results/dkim')
+        dkim = { domain: '', selector: null, result: '', humanResult: null }
+        record.dkim.push(dkim)
+        authBits = 0
+      } else if (context === AUTH_SPF) {
+        if (record.spf.length >= MAX_REPEATED) return tooMany('auth_results/spf')
+        spf = { domain: '', scope: null, result: '' }
+        record.spf.push(spf)
+        authBits = 0
+      } else if (context === REASON) {
+        if (record.reasons.length >= MAX_REPEATED) return tooMany('row/policy_evaluated/reason')
+        reason = { type: '', comment: null }
+        record.reasons.push(reason)
+      }
+      return null
+    },
+    value(parent, name, text) {
+      switch (parent) {
+        case ROW:
+          if (name === 'source_ip') {
+            record.sourceIp = textValue(text)
+            if (record.sourceIp !== '') bits |= HAS_SOURCE_IP
+          } else if (name === 'count') {
+            // RFC 7489 Appendix C: xs:integer; a message count cannot be negative.
+            record.count = integerValue(text)
+            if (record.count < 0) {
+              const message = `record ${number}: row/count ${JSON.stringify(textValue(text))} is not a non-negative integer`
+              return { code: 'invalid_value', message }
+            }
+            bits |= HAS_COUNT
+          }
+          break
+        case EVALUATED:
+          if (name === 'disposition') {
+            record.disposition = lower(text)
+            bits |= HAS_DISPOSITION
+          } else if (name === 'dkim') record.dkimEvaluated = optionalLower(text)
+          else if (name === 'spf') record.spfEvaluated = optionalLower(text)
+          break
+        case REASON:
+          if (name === 'type') reason.type = lower(text)
+          else if (name === 'comment') reason.comment = optional(text)
+          break
+        case IDENTIFIERS:
+          if (name === 'header_from') {
+            record.headerFrom = lower(text)
+            bits |= HAS_HEADER_FROM
+          } else if (name === 'envelope_from') record.envelopeFrom = optionalLower(text)
+          else if (name === 'envelope_to') record.envelopeTo = optionalLower(text)
+          break
+        case AUTH_DKIM:
+          if (name === 'domain') {
+            dkim.domain = lower(text)
+            authBits |= HAS_DOMAIN
+          } else if (name === 'result') {
+            dkim.result = lower(text)
+            authBits |= HAS_RESULT
+          } else if (name === 'selector') dkim.selector = optional(text)
+          else if (name === 'human_result') dkim.humanResult = optional(text)
+          break
+        case AUTH_SPF:
+          if (name === 'domain') {
+            spf.domain = lower(text)
+            authBits |= HAS_DOMAIN
+          } else if (name === 'result') {
+            spf.result = lower(text)
+            authBits |= HAS_RESULT
+          } else if (name === 'scope') spf.scope = optionalLower(text)
+          break
+      }
+      return null
+    },
+    close(context) {
+      switch (context) {
+        case RECORD:
+          if ((bits & HAS_SOURCE_IP) === 0) return missing('row/source_ip')
+          if ((bits & HAS_COUNT) === 0) return missing('row/count')
+          if ((bits & HAS_DISPOSITION) === 0) return missing('row/policy_evaluated/disposition')
+          if ((bits & HAS_HEADER_FROM) === 0) return missing('identifiers/header_from')
+          return null
+        case REASON:
+          // An empty <reason> (parsedmarc empty_reason.xml) says nothing: it is not kept.
+          if (reason.type === '' && reason.comment === null) record.reasons.pop()
+          return null
+        case AUTH_DKIM:
+        case AUTH_SPF: {
+          const which = context === AUTH_DKIM ? `dkim ${record.dkim.length}` : `spf ${record.spf.length}`
+          if ((authBits & HAS_DOMAIN) === 0) return missing(`auth_results/${which}/domain`)
+          if ((authBits & HAS_RESULT) === 0) return missing(`auth_results/${which}/result`)
+          return null
+        }
+        default:
+          return null
+      }
+    },
+  }
+}

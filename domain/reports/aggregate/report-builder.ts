@@ -1,0 +1,180 @@
+// Turns element events into aggregate-report events (RFC 7489 Appendix C, RFC 9990 Appendix A),
+// one record at a time: nothing but the metadata and the current record is kept.
+//
+// Tolerance: elements are found by local name in any order within their parent; unknown elements
+// and text in mixed content are ignored; `<feedback>` may sit inside a wrapper, and reading stops
+// at `</feedback>`. Required elements must be present; only report_id, policy domain, source_ip,
+// count and the dates also need a value.
+
+import type { AggregateEvent, AggregateParseError, AggregateRecord } from '../aggregate-types.ts'
+import { createRecordReader } from './record-reader.ts'
+import {
+  DATE_RANGE,
+  enter,
+  FEEDBACK,
+  IGNORED,
+  LEAF,
+  METADATA,
+  OUTSIDE,
+  POLICY,
+  RECORD,
+} from './report-contexts.ts'
+import {
+  assignMetadataField,
+  assignPolicyField,
+  buildMetadata,
+  checkMetadata,
+  checkPolicy,
+  MAX_REPEATED,
+  newMetadataDraft,
+  newPolicyDraft,
+  optional,
+  sniffNamespace,
+} from './report-fields.ts'
+import { EMPTY_TEXT, type XmlText } from './xml-text.ts'
+import type { XmlSink } from './xml-tokenizer.ts'
+
+/**
+ * Records read before report_metadata and policy_published are complete (the schema puts them
+ * after): held back until the metadata arrives, up to this many; then limit_exceeded.
+ */
+export const MAX_RECORDS_BEFORE_METADATA = 1000
+
+export interface ReportBuilder {
+  sink: XmlSink
+  /** The events produced since the last call. */
+  take(): AggregateEvent[]
+  /** True once `</feedback>` was read or an error was emitted: nothing more will come. */
+  readonly finished: boolean
+  fail(error: AggregateParseError): void
+  /** End of input. */
+  finish(): void
+}
+
+export function createReportBuilder(): ReportBuilder {
+  let out: AggregateEvent[] = []
+  let finished = false
+  const contexts: number[] = [OUTSIDE]
+  let firstElement: string | null = null
+  let namespace: string | null = null
+  let feedbackOpen = false
+  const meta = newMetadataDraft()
+  const policy = newPolicyDraft()
+  let metadataDone = false
+  let policyDone = false
+  let emitted = false
+  let early: AggregateRecord[] = []
+  const records = createRecordReader()
+
+  /** Emits the error (once) and stops: the sink answers false. */
+  function fail(error: AggregateParseError): boolean {
+    if (!finished) out.push({ type: 'error', error })
+    finished = true
+    return false
+  }
+  const check = (error: AggregateParseError | null) => (error === null ? true : fail(error))
+
+  function emitMetadata(): boolean {
+    if (emitted || !metadataDone || !policyDone) return true
+    emitted = true
+    out.push({ type: 'metadata', metadata: buildMetadata(meta, policy, namespace) })
+    for (const record of early) out.push({ type: 'record', record })
+    early = []
+    return true
+  }
+
+  function closeRecord(): boolean {
+    const error = records.close(RECORD)
+    if (error !== null) return fail(error)
+    if (emitted) out.push({ type: 'record', record: records.record })
+    else if (early.length < MAX_RECORDS_BEFORE_METADATA) early.push(records.record)
+    else {
+      const message = `more than ${MAX_RECORDS_BEFORE_METADATA} records come before report_metadata and policy_published`
+      return fail({ code: 'limit_exceeded', message })
+    }
+    return true
+  }
+
+  function closeStructure(context: number): boolean {
+    switch (context) {
+      case FEEDBACK:
+        feedbackOpen = false
+        if (!metadataDone) return fail({ code: 'missing_field', message: 'report_metadata is missing' })
+        if (!policyDone) return fail({ code: 'missing_field', message: 'policy_published is missing' })
+        finished = true
+        return false
+      case METADATA:
+        metadataDone = check(checkMetadata(meta))
+        return metadataDone && emitMetadata()
+      case POLICY:
+        policyDone = check(checkPolicy(policy))
+        return policyDone && emitMetadata()
+      case RECORD:
+        return closeRecord()
+      case DATE_RANGE:
+        return true
+      default:
+        return check(records.close(context))
+    }
+  }
+
+  function closeValue(parent: number, name: string, text: XmlText): boolean {
+    switch (parent) {
+      case FEEDBACK:
+        meta.version = optional(text)
+        return true
+      case METADATA:
+      case DATE_RANGE:
+        if (assignMetadataField(meta, name, text)) return true
+        return fail({
+          code: 'limit_exceeded',
+          message: `more than ${MAX_REPEATED} report_metadata/error elements`,
+        })
+      case POLICY:
+        assignPolicyField(policy, name, text)
+        return true
+      default:
+        return check(records.value(parent, name, text))
+    }
+  }
+
+  const sink: XmlSink = {
+    open(name, attributes) {
+      const context = enter(contexts[contexts.length - 1]!, name)
+      contexts.push(context)
+      if (firstElement === null) firstElement = name
+      if (context === FEEDBACK) feedbackOpen = true
+      // RFC 9990 Appendix A: the namespace is declared on <feedback> (or a wrapper around it).
+      if (attributes !== '' && context <= FEEDBACK) namespace = sniffNamespace(attributes) ?? namespace
+      return context >= RECORD && context < LEAF ? check(records.open(context)) : true
+    },
+    close(name, text) {
+      const context = contexts.pop()!
+      if (context === LEAF) return closeValue(contexts[contexts.length - 1]!, name, text ?? EMPTY_TEXT)
+      return context === IGNORED || context === OUTSIDE ? true : closeStructure(context)
+    },
+  }
+
+  return {
+    sink,
+    take() {
+      const events = out
+      out = []
+      return events
+    },
+    get finished() {
+      return finished
+    },
+    fail(error) {
+      fail(error)
+    },
+    finish() {
+      if (finished) return
+      if (feedbackOpen) fail({ code: 'not_xml', message: 'the input ends before </feedback>' })
+      else if (firstElement !== null) {
+        const message = `no <feedback> element (the root element is <${firstElement}>)`
+        fail({ code: 'not_aggregate_report', message })
+      } else fail({ code: 'not_xml', message: 'no XML element found' })
+    },
+  }
+}

@@ -1,0 +1,98 @@
+// Character data: line-end normalisation, references, and reading values out of the tokenizer's
+// buffer. Only the five predefined entities and character references exist without a DTD
+// (XML 1.0 §4.6, §4.1); nothing else is expanded.
+//
+// Speed: text reaches the sink as a range of the buffer, and a value is read with one pass over
+// its characters; trim() and toLowerCase() on a fresh slice cost several times more, and they
+// were the parser's largest cost (docs/decisions-aggregate-parser.md). Values are copied out of
+// the buffer, so records never keep chunk text alive.
+
+/** An element's text: source.slice(start, end), with references still to decode unless `decoded`. */
+export interface XmlText {
+  source: string
+  start: number
+  end: number
+  decoded: boolean
+}
+
+export const EMPTY_TEXT: XmlText = { source: '', start: 0, end: 0, decoded: true }
+
+const REFERENCE = /&(?:#([0-9]{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g
+const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" }
+
+function replaceReference(whole: string, decimal?: string, hex?: string, name?: string): string {
+  if (name !== undefined) return PREDEFINED[name] ?? whole
+  const code = decimal !== undefined ? Number.parseInt(decimal, 10) : Number.parseInt(hex ?? '', 16)
+  // XML 1.0 §2.2 Char: no NUL, no surrogates, nothing past U+10FFFF. A bad reference is damage in
+  // one value, not a reason to drop the report: it becomes U+FFFD, like an invalid UTF-8 byte.
+  if (code === 0 || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return '\uFFFD'
+  return String.fromCodePoint(code)
+}
+
+/** XML 1.0 §2.11: CR LF and lone CR read as LF. */
+export function normalizeNewlines(text: string): string {
+  return text.indexOf('\r') === -1 ? text : text.replace(/\r\n?/g, '\n')
+}
+
+/**
+ * Text content as the application sees it. An `&` that starts no known reference (`AT&T`,
+ * `&nbsp;`) is kept as written: a recovery, and never an expansion.
+ */
+export function decodeText(raw: string): string {
+  const text = normalizeNewlines(raw)
+  return text.indexOf('&') === -1 ? text : text.replace(REFERENCE, replaceReference)
+}
+
+const isSpace = (c: number) => c === 32 || c === 10 || c === 9 || c === 13
+
+/**
+ * A copy of a slice that shares no storage with the chunk it came from. JSC shares substring
+ * storage: a 20-character value kept in a record would keep its whole 64 KB chunk alive (1,000
+ * such values held 74 MB in a test). padEnd makes a new string; the slice of it is small.
+ */
+const detach = (slice: string) => slice.padEnd(slice.length + 1).slice(0, -1)
+
+function read(text: XmlText, lower: boolean): string {
+  const source = text.source
+  let start = text.start
+  let end = text.end
+  while (start < end && isSpace(source.charCodeAt(start))) start++
+  while (end > start && isSpace(source.charCodeAt(end - 1))) end--
+  if (start === end) return ''
+  // One pass decides whether the slice can be used as it is (the common case).
+  let plain = true
+  for (let i = start; i < end; i++) {
+    const c = source.charCodeAt(i)
+    if (c === 38 || c === 13 || (lower && c >= 65 && c <= 90)) {
+      plain = false
+      break
+    }
+  }
+  if (plain) return detach(source.slice(start, end))
+  let value = source.slice(start, end)
+  if (!text.decoded) value = decodeText(value).trim()
+  return lower ? value.toLowerCase() : value
+}
+
+/** The content, trimmed, references decoded. */
+export const textValue = (text: XmlText) => read(text, false)
+
+/** textValue lower-cased: enumerated values and domain names. */
+export const lowerValue = (text: XmlText) => read(text, true)
+
+/** A non-negative integer of at most 15 digits (exact in a double), or -1. */
+export function integerValue(text: XmlText): number {
+  const source = text.source
+  let start = text.start
+  let end = text.end
+  while (start < end && isSpace(source.charCodeAt(start))) start++
+  while (end > start && isSpace(source.charCodeAt(end - 1))) end--
+  if (start === end || end - start > 15) return -1
+  let value = 0
+  for (let i = start; i < end; i++) {
+    const digit = source.charCodeAt(i) - 48
+    if (digit < 0 || digit > 9) return -1
+    value = value * 10 + digit
+  }
+  return value
+}
