@@ -47,41 +47,14 @@ export function aggregateXml(input: {
     const signer = legit ? input.domain : `spoof${Math.floor(random() * 1000)}.example`
     const second =
       random() < 0.5
-        ? `
-      <dkim>
-        <domain>esp${Math.floor(random() * 50)}.mailer.example</domain>
-        <selector>s${Math.floor(random() * 4)}</selector>
-        <result>pass</result>
-      </dkim>`
+        ? `<dkim><domain>esp${Math.floor(random() * 50)}.mailer.example</domain><selector>s${Math.floor(random() * 4)}</selector><result>pass</result></dkim>`
         : ''
-    parts.push(`  <record>
-    <row>
-      <source_ip>${ip}</source_ip>
-      <count>${1 + Math.floor(random() * 50)}</count>
-      <policy_evaluated>
-        <disposition>${legit ? 'none' : 'quarantine'}</disposition>
-        <dkim>${legit ? 'pass' : 'fail'}</dkim>
-        <spf>${legit ? 'pass' : 'fail'}</spf>
-      </policy_evaluated>
-    </row>
-    <identifiers>
-      <header_from>${input.domain}</header_from>
-      <envelope_from>bounces.${legit ? input.domain : signer}</envelope_from>
-    </identifiers>
-    <auth_results>
-      <dkim>
-        <domain>${signer}</domain>
-        <selector>${legit ? 'google' : 'x'}</selector>
-        <result>${legit ? 'pass' : 'fail'}</result>
-      </dkim>${second}
-      <spf>
-        <domain>bounces.${legit ? input.domain : signer}</domain>
-        <scope>mfrom</scope>
-        <result>${legit ? 'pass' : 'softfail'}</result>
-      </spf>
-    </auth_results>
-  </record>
-`)
+    parts.push(
+      `<record><row><source_ip>${ip}</source_ip><count>${1 + Math.floor(random() * 50)}</count><policy_evaluated><disposition>${legit ? 'none' : 'quarantine'}</disposition><dkim>${legit ? 'pass' : 'fail'}</dkim><spf>${legit ? 'pass' : 'fail'}</spf></policy_evaluated></row>
+<identifiers><header_from>${input.domain}</header_from><envelope_from>bounces.${legit ? input.domain : signer}</envelope_from></identifiers>
+<auth_results><dkim><domain>${signer}</domain><selector>${legit ? 'google' : 'x'}</selector><result>${legit ? 'pass' : 'fail'}</result></dkim>${second}<spf><domain>bounces.${legit ? input.domain : signer}</domain><scope>mfrom</scope><result>${legit ? 'pass' : 'softfail'}</result></spf></auth_results></record>
+`,
+    )
   }
   parts.push('</feedback>\n')
   return parts.join('')

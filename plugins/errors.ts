@@ -27,6 +27,8 @@ export function errorMapping(deps: { logger: Logger; allowedMethods: AllowedMeth
           return apply(mapped.status, mapped.body, mapped.headers)
         }
         case 'VALIDATION': {
+          // A response that fails its own schema is our bug, not the caller's: a 500, logged.
+          if (error.type === 'response') break
           // Elysia reports a coerced query value that fails its range as type `property` with only the
           // value; the query string lets validationBody find the field by that value.
           if (error.type === 'property') {

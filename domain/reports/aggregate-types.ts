@@ -90,4 +90,8 @@ export interface XmlLimits {
   maxTextLength: number
 }
 
-export const DEFAULT_XML_LIMITS: XmlLimits = { maxDepth: 32, maxElements: 50_000_000, maxTextLength: 64 * 1024 }
+export const DEFAULT_XML_LIMITS: XmlLimits = {
+  maxDepth: 32,
+  maxElements: 50_000_000,
+  maxTextLength: 64 * 1024,
+}

@@ -152,7 +152,7 @@ async function finish(tx: SqlTx, reportId: number, contentHash: string, records:
   await tx.query(
     `insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
      select r.domain_id, lower(d->>'selector'), lower(d->>'domain'), max(r.day), sum(r.count)
-     from aggregate_records r, jsonb_array_elements(r.dkim) d
+     from aggregate_records r, json_array_elements(r.dkim) d
      where r.report_id = $1 and coalesce(d->>'selector', '') <> '' and coalesce(d->>'domain', '') <> ''
      group by r.domain_id, lower(d->>'selector'), lower(d->>'domain')
      on conflict (domain_id, selector, signing_domain)

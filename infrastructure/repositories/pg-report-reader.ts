@@ -19,7 +19,7 @@ export interface Summary {
   rates: { dmarc_pass: number | null; dkim_aligned: number | null; spf_aligned: number | null }
   daily: { day: string; messages: number; dmarc_pass: number; dkim_aligned: number; spf_aligned: number }[]
   dispositions: { disposition: string; messages: number }[]
-  top_failing_sources: { source_ip: string; ptr: string | null; messages: number; failing: number }[]
+  top_failing_sources: { source_ip: string; ptr: string | null; failing: number }[]
   reporters: { org_name: string; reports: number; messages: number }[]
 }
 
@@ -86,9 +86,7 @@ export function pgReportReader(db: Db) {
             select r.source_ip, sum(r.messages) as failing from daily_rollups r
             where ${where} and not r.dkim_aligned and not r.spf_aligned
             group by r.source_ip order by failing desc limit 10)
-          select host(top.source_ip) as source_ip, s.ptr, top.failing,
-            (select sum(x.messages) from daily_rollups x where ${domainId === null ? sql`x.account_id = ${accountId}` : sql`x.account_id = ${accountId} and x.domain_id = ${domainId}`}
-               and x.day between ${period.from}::date and ${period.to}::date and x.source_ip = top.source_ip) as messages
+          select host(top.source_ip) as source_ip, s.ptr, top.failing
           from top left join source_ips s on s.ip = top.source_ip order by top.failing desc`),
         db.execute(sql`select a.reporter_org as org_name, count(*)::int as reports, sum(a.message_count) as messages
           from aggregate_reports a where ${domainId === null ? sql`a.account_id = ${accountId}` : sql`a.account_id = ${accountId} and a.domain_id = ${domainId}`}
@@ -130,7 +128,6 @@ export function pgReportReader(db: Db) {
         top_failing_sources: rowsOf<Record<string, unknown>>(failing).map((f) => ({
           source_ip: String(f.source_ip),
           ptr: (f.ptr as string | null) ?? null,
-          messages: num(f.messages),
           failing: num(f.failing),
         })),
         reporters: rowsOf<Record<string, unknown>>(reporters).map((r) => ({

@@ -25,10 +25,16 @@ export async function transactionOf<T>(database: Database, work: (tx: SqlTx) => 
 
 // COPY text format (PostgreSQL docs, "COPY", File Formats): tab-separated, \N for NULL, and
 // backslash, tab, newline and carriage return escaped.
+const SPECIAL = /[\\\t\n\r]/
+
 function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N'
   if (typeof value === 'boolean') return value ? 't' : 'f'
-  return String(value).replace(/[\\\t\n\r]/g, (c) =>
+  if (typeof value === 'number') return String(value)
+  const text = String(value)
+  // Most values need no escaping; the test is much cheaper than a replace.
+  if (!SPECIAL.test(text)) return text
+  return text.replace(/[\\\t\n\r]/g, (c) =>
     c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
   )
 }
@@ -43,6 +49,51 @@ export async function copyRows(
   columns: readonly string[],
   rows: AsyncIterable<unknown[]>,
 ): Promise<void> {
+  // Most reports are small: one INSERT costs a round trip, a COPY several. Start with a batch and
+  // switch to COPY only when the report turns out to be large.
+  const iterator = rows[Symbol.asyncIterator]()
+  const head: unknown[][] = []
+  let exhausted = false
+  while (head.length < INSERT_BATCH) {
+    const next = await iterator.next()
+    if (next.done) {
+      exhausted = true
+      break
+    }
+    head.push(next.value)
+  }
+  if (exhausted) {
+    if (head.length > 0) await insertBatch(tx, table, columns, head)
+    return
+  }
+  const rest = (async function* () {
+    yield* head
+    while (true) {
+      const next = await iterator.next()
+      if (next.done) return
+      yield next.value
+    }
+  })()
+  await streamRows(tx, table, columns, rest)
+}
+
+async function insertBatch(
+  tx: SqlTx,
+  table: string,
+  columns: readonly string[],
+  batch: unknown[][],
+): Promise<void> {
+  const params: unknown[] = []
+  const tuples = batch.map((row) => `(${row.map((value) => `$${params.push(value)}`).join(', ')})`)
+  await tx.query(`insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`, params)
+}
+
+async function streamRows(
+  tx: SqlTx,
+  table: string,
+  columns: readonly string[],
+  rows: AsyncIterable<unknown[]>,
+) {
   if (tx.copy) {
     const stream = await tx.copy(`copy ${table} (${columns.join(', ')}) from stdin`)
     const done = new Promise<void>((resolve, reject) => {
@@ -72,15 +123,12 @@ export async function copyRows(
     return
   }
   let batch: unknown[][] = []
-  const insert = async () => {
-    const params: unknown[] = []
-    const tuples = batch.map((row) => `(${row.map((value) => `$${params.push(value)}`).join(', ')})`)
-    await tx.query(`insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`, params)
-    batch = []
-  }
   for await (const row of rows) {
     batch.push(row)
-    if (batch.length >= INSERT_BATCH) await insert()
+    if (batch.length >= INSERT_BATCH) {
+      await insertBatch(tx, table, columns, batch)
+      batch = []
+    }
   }
-  if (batch.length > 0) await insert()
+  if (batch.length > 0) await insertBatch(tx, table, columns, batch)
 }

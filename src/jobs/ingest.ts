@@ -166,7 +166,9 @@ export async function registerIngestJobs(boss: PgBoss, deps: IngestJobDeps): Pro
   // Reports should show up within a second of arriving: poll often, and take jobs in batches.
   await boss.work<{ messageId: string }>(
     PROCESS_MESSAGE,
-    { batchSize: 8, pollingIntervalSeconds: 0.5 },
+    // Several messages at once (most of a message's time is database round trips), fetching without
+    // pause while batches come back full.
+    { batchSize: 8, localConcurrency: 4, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
     async (jobs) => {
       for (const job of jobs) await processMessage(deps, job.data.messageId)
     },

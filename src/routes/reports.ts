@@ -83,8 +83,7 @@ const SummaryModel = t.Object({
     t.Object({
       source_ip: t.String(),
       ptr: t.Nullable(t.String()),
-      messages: t.Integer(),
-      failing: t.Integer(),
+      failing: t.Integer({ description: 'Messages aligned by neither DKIM nor SPF' }),
     }),
   ),
   reporters: t.Array(t.Object({ org_name: t.String(), reports: t.Integer(), messages: t.Integer() })),

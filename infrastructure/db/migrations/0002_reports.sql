@@ -17,12 +17,12 @@ CREATE TABLE "aggregate_records" (
 	"disposition" text NOT NULL,
 	"dkim_evaluated" text,
 	"spf_evaluated" text,
-	"reasons" jsonb NOT NULL,
+	"reasons" json NOT NULL,
 	"header_from" text NOT NULL,
 	"envelope_from" text,
 	"envelope_to" text,
-	"dkim" jsonb NOT NULL,
-	"spf" jsonb NOT NULL,
+	"dkim" json NOT NULL,
+	"spf" json NOT NULL,
 	"dkim_aligned" boolean NOT NULL,
 	"spf_aligned" boolean NOT NULL,
 	"dmarc_pass" boolean NOT NULL
@@ -157,12 +157,10 @@ ALTER TABLE "tls_reports" ADD CONSTRAINT "tls_reports_account_id_accounts_id_fk"
 ALTER TABLE "tls_reports" ADD CONSTRAINT "tls_reports_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "tls_reports" ADD CONSTRAINT "tls_reports_message_id_ingest_messages_id_fk" FOREIGN KEY ("message_id") REFERENCES "public"."ingest_messages"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "aggregate_records_report_id_index" ON "aggregate_records" USING btree ("report_id");--> statement-breakpoint
-CREATE INDEX "aggregate_records_domain_id_day_index" ON "aggregate_records" USING btree ("domain_id","day");--> statement-breakpoint
 CREATE UNIQUE INDEX "aggregate_reports_identity_key" ON "aggregate_reports" USING btree ("account_id",lower("reporter_org"),"report_id","policy_domain","begin_at","end_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "aggregate_reports_content_key" ON "aggregate_reports" USING btree ("account_id","content_hash");--> statement-breakpoint
 CREATE INDEX "aggregate_reports_domain_id_begin_at_index" ON "aggregate_reports" USING btree ("domain_id","begin_at");--> statement-breakpoint
 CREATE INDEX "daily_domain_totals_account_id_day_index" ON "daily_domain_totals" USING btree ("account_id","day");--> statement-breakpoint
-CREATE INDEX "daily_rollups_account_id_day_index" ON "daily_rollups" USING btree ("account_id","day");--> statement-breakpoint
 CREATE INDEX "daily_rollups_failing_idx" ON "daily_rollups" USING btree ("account_id","day","source_ip","messages") WHERE not "daily_rollups"."dkim_aligned" and not "daily_rollups"."spf_aligned";--> statement-breakpoint
 CREATE UNIQUE INDEX "forensic_reports_content_key" ON "forensic_reports" USING btree ("account_id","content_hash");--> statement-breakpoint
 CREATE INDEX "forensic_reports_domain_id_created_at_index" ON "forensic_reports" USING btree ("domain_id","created_at");--> statement-breakpoint
