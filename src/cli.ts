@@ -5,6 +5,7 @@ import type { Failure } from '../domain/shared/result.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { DataDirBusyError } from '../infrastructure/db/embedded.ts'
 import { migrate } from '../infrastructure/db/migrate.ts'
+import { parseHeaders } from '../infrastructure/mail/header-recipient.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { intake, stores, systemRandom } from './compose.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
@@ -26,23 +27,6 @@ const USAGE = `usage: bun run cli <command>
                                                      recipient defaults to Delivered-To / X-Original-To / To`
 
 class CliError extends Error {}
-
-/** Header fields of a raw message (unfolded, names lower-cased), enough to find its recipient. */
-function headerLines(raw: Uint8Array): Record<string, string[]> {
-  const text = new TextDecoder('latin1').decode(raw.subarray(0, 256 * 1024))
-  const end = text.search(/\r?\n\r?\n/)
-  const head = (end < 0 ? text : text.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ')
-  const fields: Record<string, string[]> = {}
-  for (const line of head.split(/\r?\n/)) {
-    const colon = line.indexOf(':')
-    if (colon <= 0) continue
-    const name = line.slice(0, colon).trim().toLowerCase()
-    const list = fields[name] ?? []
-    list.push(line.slice(colon + 1).trim())
-    fields[name] = list
-  }
-  return fields
-}
 
 function describe(failure: Failure): string {
   if (failure.code === 'validation_failed') return Object.values(failure.errors).flat().join(' ')
@@ -148,7 +132,9 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     case 'ingest': {
       const raw = new Uint8Array(await new Response(Bun.stdin.stream()).arrayBuffer())
       const recipient =
-        values.recipient ?? recipientFromHeaders(headerLines(raw), config.ingestDomain) ?? null
+        values.recipient ??
+        recipientFromHeaders(Object.fromEntries(parseHeaders(raw)), config.ingestDomain) ??
+        null
       const boss = await startBoss(database, { background: false })
       try {
         await createQueues(boss)

@@ -6,6 +6,7 @@ import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
 import { ingestKeyOf } from '../domain/ingest/routing.ts'
 import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
+import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
@@ -21,6 +22,7 @@ import { pgForensicTlsStore } from '../infrastructure/repositories/pg-forensic-t
 import { pgIngestMessageStore } from '../infrastructure/repositories/pg-ingest-message-store.ts'
 import { pgOrganizationStore } from '../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../infrastructure/repositories/pg-rate-limit-counter.ts'
+import { resolveReportDomain } from '../infrastructure/repositories/pg-report-domains.ts'
 import { pgReportReader } from '../infrastructure/repositories/pg-report-reader.ts'
 import { pgTokenStore } from '../infrastructure/repositories/pg-token-store.ts'
 import type { AuthDeps } from '../plugins/auth.ts'
@@ -160,6 +162,23 @@ export function buildApp(runtime: Runtime) {
         ingestSecret: config.ingestSecret,
         maxMessageBytes: config.ingestMaxMessageBytes,
         reportAddress: checks.reportAddress,
+        async storeTlsReport(accountId, json) {
+          const parsed = parseTlsRptReport(json)
+          if (!parsed.ok) return { ok: false, code: parsed.error.code, message: parsed.error.message }
+          const domain = await resolveReportDomain(
+            database.db,
+            accountId,
+            parsed.report.policies[0]?.policyDomain ?? '',
+          )
+          if (!domain.ok) return { ok: false, ...domain.reason }
+          const stored = await s.forensicTls.insertTls({
+            accountId,
+            domainId: domain.domainId,
+            messageId: null,
+            report: parsed.report,
+          })
+          return { ok: true, ...stored }
+        },
       }),
     )
 
@@ -170,8 +189,11 @@ export function buildApp(runtime: Runtime) {
     .use(
       bodyLimit({
         defaultBytes: config.maxJsonBodyBytes,
-        byPrefix: [{ prefix: '/api/v1/ingest/messages', bytes: config.ingestMaxMessageBytes }],
-        rawPrefixes: ['/api/v1/ingest/messages'],
+        byPrefix: [
+          { prefix: '/api/v1/ingest/messages', bytes: config.ingestMaxMessageBytes },
+          { prefix: '/api/v1/ingest/tls-rpt', bytes: config.ingestMaxMessageBytes },
+        ],
+        rawPrefixes: ['/api/v1/ingest/messages', '/api/v1/ingest/tls-rpt'],
       }),
     )
     .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))

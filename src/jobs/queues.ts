@@ -1,7 +1,7 @@
 import type { PgBoss, Queue } from 'pg-boss'
 import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { POLL_MAILBOXES } from './mailboxes.ts'
-import { RATE_LIMIT_CLEANUP } from './maintenance.ts'
+import { RATE_LIMIT_CLEANUP, RETENTION } from './maintenance.ts'
 import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from './posture.ts'
 
 export const ENRICH_SOURCES = 'ingest.enrich-sources'
@@ -10,6 +10,7 @@ export const ENRICH_SOURCES = 'ingest.enrich-sources'
 // refuses to send to a queue that does not exist). createQueue is idempotent.
 const QUEUES: Queue[] = [
   { name: RATE_LIMIT_CLEANUP, retryLimit: 2, expireInSeconds: 300 },
+  { name: RETENTION, policy: 'singleton', retryLimit: 2, expireInSeconds: 3600 },
   { name: SCHEDULE_CHECKS, retryLimit: 1, expireInSeconds: 600 },
   // stately: at most one queued and one running check per domain; a failed check retries with backoff.
   {

@@ -4,6 +4,8 @@ import { authenticateToken } from '../../domain/accounts/use-cases.ts'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
 import { consume } from '../../domain/rate-limits/fixed-window.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
+import { readAll } from '../../infrastructure/mail/extract-reports.ts'
+import { gunzipStream } from '../../infrastructure/mail/gzip-stream.ts'
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, applyDecision, authPlugin, requestIp } from '../../plugins/auth.ts'
@@ -28,7 +30,22 @@ function secretMatches(given: string, secret: string | null): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+// A TLS-RPT report is a few KB; 16 MB decompressed is far beyond any real one.
+const TLS_RPT_LIMITS = {
+  maxDecompressedBytes: 16 * 1024 * 1024,
+  maxZipEntries: 1,
+  maxCompressionRatio: 1000,
+  maxParts: 1,
+}
+
 export interface IngestRouteDeps {
+  /** Stores a TLS-RPT report (JSON text) for an account: RFC 8460 §6.4 HTTPS submission. */
+  storeTlsReport: (
+    accountId: string,
+    json: string,
+  ) => Promise<
+    { ok: true; status: 'stored' | 'duplicate'; id: number } | { ok: false; code: string; message: string }
+  >
   accept: AcceptMessage
   messages: PgIngestMessageStore
   auth: AuthDeps
@@ -57,6 +74,9 @@ export function ingestRoutes(deps: IngestRouteDeps) {
         }),
         QuarantineList: t.Object({ data: t.Array(QuarantineModel), meta: PageMeta }),
         QuarantineRetry: t.Object({ data: t.Object({ id: t.String(), status: t.Literal('pending') }) }),
+        TlsRptStored: t.Object({
+          data: t.Object({ id: t.Integer(), status: t.UnionEnum(['stored', 'duplicate']) }),
+        }),
       })
       .get(
         '/address',
@@ -124,6 +144,43 @@ export function ingestRoutes(deps: IngestRouteDeps) {
             description:
               'Answers 202 once the message is stored durably; parsing happens in the background. Authenticate with an API token (the report goes to its account) or with the intake secret (INGEST_SECRET) plus the envelope recipient in ?recipient= or X-Original-To. Messages up to INGEST_MAX_MESSAGE_BYTES (64 MB).',
             security: [{ bearerAuth: [] }],
+          },
+        },
+      )
+      // RFC 8460 §6.4: reports POSTed over HTTPS as application/tlsrpt+json or application/tlsrpt+gzip.
+      .post(
+        '/tls-rpt',
+        async ({ principal, request, status }) => {
+          const body = await read(request)
+          // Detected by magic bytes, decompressed under the same caps as mailed reports (gzip bombs).
+          const gzipped = body[0] === 0x1f && body[1] === 0x8b
+          const bytes = gzipped
+            ? await readAll(gunzipStream(body, TLS_RPT_LIMITS), TLS_RPT_LIMITS.maxDecompressedBytes)
+            : ({ ok: true, value: body } as const)
+          if (!bytes.ok) {
+            const message = bytes.reason.message
+            throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
+          }
+          const stored = await deps.storeTlsReport(principal.accountId, new TextDecoder().decode(bytes.value))
+          if (!stored.ok) {
+            throw new FailureError({
+              code: 'validation_failed',
+              message: stored.message,
+              errors: { body: [stored.message] },
+            })
+          }
+          return status(stored.status === 'stored' ? 201 : 200, {
+            data: { id: stored.id, status: stored.status },
+          })
+        },
+        {
+          auth: true,
+          parse: 'none',
+          response: { 200: 'TlsRptStored', 201: 'TlsRptStored', ...authErrors, 413: 'Error' },
+          detail: {
+            summary: 'Submit a TLS-RPT report (RFC 8460 JSON, plain or gzip)',
+            description:
+              'Stored at once for the account of the token; the policy domain must be a verified domain of the account. A report already stored answers 200 with status duplicate.',
           },
         },
       )

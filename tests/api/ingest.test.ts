@@ -346,5 +346,28 @@ describe('TLS-RPT', () => {
     expect(summary.status).toBe(200)
     expect(summary.body.data.totals).toEqual({ successful_sessions: 5326, failed_sessions: 303, reports: 1 })
     expect(summary.body.data.failure_types).toEqual([{ result_type: 'certificate-expired', sessions: 100 }])
+
+    // The same report over HTTPS (RFC 8460 §6.4) is a duplicate; a new one, gzipped, is stored.
+    const send = (body: Uint8Array | string, type: string) =>
+      t.app.handle(
+        new Request('http://localhost/api/v1/ingest/tls-rpt', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${owner.token}`, 'content-type': type },
+          body: body as BodyInit,
+        }),
+      )
+    const again = await send(JSON.stringify(report), 'application/tlsrpt+json')
+    expect(again.status).toBe(200)
+    expect((await again.json()).data.status).toBe('duplicate')
+    const fresh = await send(
+      Bun.gzipSync(new TextEncoder().encode(JSON.stringify({ ...report, 'report-id': 'second' }))),
+      'application/tlsrpt+gzip',
+    )
+    expect(fresh.status).toBe(201)
+    const broken = await send('{"organization-name": 1}', 'application/tlsrpt+json')
+    expect(broken.status).toBe(400)
+    const bomb = await send(Bun.gzipSync(new Uint8Array(64 * 1024 * 1024)), 'application/tlsrpt+gzip')
+    expect(bomb.status).toBe(400)
+    expect((await bomb.json()).message).toContain('limit')
   })
 })

@@ -138,6 +138,13 @@ const cases: Case[] = [
     stranger: { status: 202 },
   },
   {
+    method: 'POST',
+    route: '/api/v1/ingest/tls-rpt',
+    path: () => '/api/v1/ingest/tls-rpt',
+    body: () => '{"organization-name":"x"}',
+    stranger: { status: 400 },
+  },
+  {
     method: 'GET',
     route: '/api/v1/ingest/quarantine',
     path: () => '/api/v1/ingest/quarantine',

@@ -61,3 +61,22 @@ test('failures exit non-zero with a one-line reason on stderr', async () => {
   expect(badConfig.code).toBe(1)
   expect(badConfig.stderr).toContain('PORT must be a whole number')
 })
+
+test('ingest accepts a raw message from stdin for a report address, and refuses others', async () => {
+  const account = JSON.parse(
+    (await runCli(['account', 'create', '--email', 'ingest@example.org'], env)).stdout,
+  )
+  const raw = await Bun.file('tests/fixtures/dmarc-aggregate/mox/google.eml').text()
+  const byFlag = await runCli(['ingest', '--recipient', account.report_address], env, raw)
+  expect(byFlag.code).toBe(0)
+  expect(JSON.parse(byFlag.stdout)).toEqual({ id: expect.any(String), status: 'accepted' })
+  // Without --recipient the Delivered-To header routes it.
+  const delivered = await runCli(['ingest'], env, `Delivered-To: ${account.report_address}\r\n${raw}`)
+  expect(delivered.code).toBe(0)
+  const refused = await runCli(['ingest', '--recipient', 'nobody@in.example.org'], env, raw)
+  expect(refused.code).toBe(1)
+  expect(refused.stderr.trim()).toBe(
+    'not accepted: nobody@in.example.org is not a report address of this service',
+  )
+  expect(refused.stderr.trim().split('\n')).toHaveLength(1)
+}, 30_000)
