@@ -117,8 +117,7 @@ export function checkDeps(runtime: Runtime, s: ReturnType<typeof stores>): Check
     fetchMtaStsPolicy: createMtaStsFetcher({ dns: runtime.dns, allowPrivate: config.webhookAllowPrivate }),
     domains: s.domains,
     checks: s.checks,
-    // DKIM selectors seen in DMARC reports arrive with report ingestion; until then none are known.
-    learnedSelectors: async () => [],
+    learnedSelectors: s.reports.learnedSelectors,
     reportAddress: async (accountId) =>
       `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,
   }

@@ -138,6 +138,17 @@ export function pgReportReader(db: Db) {
       }
     },
 
+    /** DKIM selectors seen signing the domain's (or a subdomain's) mail in its reports, most used first. */
+    async learnedSelectors(accountId: string, name: string): Promise<string[]> {
+      const rows = rowsOf<{ selector: string }>(
+        await db.execute(sql`select s.selector from dkim_selectors_seen s join domains d on d.id = s.domain_id
+          where d.account_id = ${accountId} and d.name = ${name}
+            and (s.signing_domain = d.name or s.signing_domain like '%.' || d.name)
+          group by s.selector order by sum(s.messages) desc limit 20`),
+      )
+      return rows.map((r) => r.selector)
+    },
+
     async policyDistribution(accountId: string) {
       const rows = rowsOf<{ policy: string | null; domains: number }>(
         await db.execute(sql`select coalesce(dmarc_policy, 'unchecked') as policy, count(*)::int as domains

@@ -156,6 +156,17 @@ describe('aggregate reports', () => {
     expect(Array.isArray(record.dkim)).toBe(true)
   })
 
+  test('DKIM selectors seen in reports are remembered for the posture checks', async () => {
+    const { stores } = await import('../../src/compose.ts')
+    const learned = await stores(t.db.database).reports.learnedSelectors(owner.accountId, 'stalw.art')
+    const seen = rowsOf<{ selector: string }>(
+      await db().execute(sql`select distinct s.selector from dkim_selectors_seen s join domains d on d.id = s.domain_id
+        where d.name = 'stalw.art' and s.signing_domain = 'stalw.art'`),
+    ).map((r) => r.selector)
+    expect(seen.length).toBeGreaterThan(0)
+    expect(learned.sort()).toEqual(seen.sort())
+  })
+
   test('a report received again is acknowledged and counted, not stored twice', async () => {
     const before = rowsOf<{ n: number }>(
       await db().execute(sql`select sum(messages)::int as n from daily_rollups`),
