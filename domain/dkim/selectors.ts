@@ -1,4 +1,5 @@
 import type { DnsAnswer, DnsResolver } from '../dns/ports.ts'
+import { txtValues } from '../dns/txt.ts'
 import type { Severity } from '../shared/finding.ts'
 import {
   type DkimFinding,
@@ -203,10 +204,7 @@ async function checkSelector(dns: DnsResolver, domain: string, candidate: Select
     return { check: { ...base, status: 'temperror', reason }, keyRecords: 0 }
   }
   // RFC 6376 §3.6.2.2: the character-strings of one TXT RR are concatenated.
-  const texts =
-    answer.status === 'ok'
-      ? answer.records.flatMap((rr) => (rr.type === 'TXT' ? [rr.strings.join('')] : []))
-      : []
+  const texts = txtValues(answer)
   // A TXT record that is not a key (a wildcard SPF record, say) does not count as a key.
   const keys = texts.filter(isDkimKeyRecordText)
   const raw = keys[0]

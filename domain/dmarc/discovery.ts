@@ -1,5 +1,6 @@
 import { getDomain } from 'tldts'
 import type { DnsAnswer, DnsResolver } from '../dns/ports.ts'
+import { txtValues } from '../dns/txt.ts'
 import type { Finding } from '../shared/finding.ts'
 import {
   type DmarcFinding,
@@ -225,7 +226,7 @@ async function queryDmarc(
     })
     return { ...query, outcome: 'temperror' }
   }
-  const texts = joinedTxt(answer)
+  const texts = txtValues(answer)
   // RFC 9989 §4.10 steps 2 and 6: keep only records that start with v=DMARC1.
   const records = texts.filter(isDmarcRecordText)
   for (const text of texts) {
@@ -257,12 +258,6 @@ async function queryDmarc(
 
 function isFailure(answer: DnsAnswer): answer is Extract<DnsAnswer, { status: 'timeout' | 'error' }> {
   return answer.status === 'timeout' || answer.status === 'error'
-}
-
-function joinedTxt(answer: DnsAnswer): string[] {
-  if (answer.status !== 'ok') return []
-  // RFC 9989 §4.5: the character-strings of one TXT RR are concatenated without separators.
-  return answer.records.flatMap((record) => (record.type === 'TXT' ? [record.strings.join('')] : []))
 }
 
 function oneLabelBelow(start: string, parent: string): string {

@@ -1,4 +1,5 @@
 import type { DnsAnswer, DnsResolver } from '../dns/ports.ts'
+import { txtValues } from '../dns/txt.ts'
 import type { Finding } from '../shared/finding.ts'
 import { type DmarcRecord, isDmarcRecordText, parseDmarcRecord } from './record.ts'
 import { parseReportUriList, type ReportUri } from './report-uri.ts'
@@ -127,9 +128,7 @@ async function queryAuthorization(dns: DnsResolver, name: string): Promise<HostA
   if (answer.status === 'error') return { status: 'temperror', record: null, reason: answer.reason }
   if (answer.status !== 'ok') return { status: 'not_authorized', record: null }
   // RFC 9990 §4: at least one record that is a tag-value list starting with v=DMARC1 authorizes.
-  const record = answer.records
-    .flatMap((rr) => (rr.type === 'TXT' ? [rr.strings.join('')] : []))
-    .find(isDmarcRecordText)
+  const record = txtValues(answer).find(isDmarcRecordText)
   return record === undefined ? { status: 'not_authorized', record: null } : { status: 'authorized', record }
 }
 

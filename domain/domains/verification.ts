@@ -1,4 +1,5 @@
 import type { DnsResolver } from '../dns/ports.ts'
+import { txtValues } from '../dns/txt.ts'
 import { domainVerified } from '../events/event.ts'
 import type { Result } from '../shared/result.ts'
 import { ok } from '../shared/result.ts'
@@ -39,10 +40,7 @@ export async function verifyDomain(
     })
   }
   // RFC 7208 §3.3 style: the strings of one TXT record are one value.
-  const values =
-    answer.status === 'ok'
-      ? answer.records.flatMap((r) => (r.type === 'TXT' ? [r.strings.join('')] : []))
-      : []
+  const values = txtValues(answer)
   if (!values.some((value) => value.trim() === txtValue)) {
     const message =
       values.length === 0

@@ -1,5 +1,6 @@
 import type { DmarcRecord } from '../dmarc/record.ts'
 import type { DnsResolver } from '../dns/ports.ts'
+import { txtValues } from '../dns/txt.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
 
 // BIMI assertion records (draft-brand-indicators-for-message-identification §4): TXT at
@@ -191,10 +192,7 @@ async function lookupAt(dns: DnsResolver, name: string): Promise<BimiLookup> {
     }
     return { status: 'temperror', name, record: null, findings: [finding] }
   }
-  const texts =
-    answer.status === 'ok'
-      ? answer.records.flatMap((rr) => (rr.type === 'TXT' ? [rr.strings.join('')] : []))
-      : []
+  const texts = txtValues(answer)
   const records = texts.filter((text) => /^\s*v\s*=\s*BIMI1/i.test(text))
   if (records.length === 0) {
     return {

@@ -1,4 +1,5 @@
 import type { DnsResolver } from '../dns/ports.ts'
+import { txtValues } from '../dns/txt.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
 
 // MTA-STS (RFC 8461): the `_mta-sts` TXT record (§3.1) and the policy file (§3.2). Fetching
@@ -111,10 +112,7 @@ export async function lookupMtaStsRecord(deps: { dns: DnsResolver }, domain: str
     }
     return { status: 'temperror', name, record: null, findings: [finding] }
   }
-  const texts =
-    answer.status === 'ok'
-      ? answer.records.flatMap((rr) => (rr.type === 'TXT' ? [rr.strings.join('')] : []))
-      : []
+  const texts = txtValues(answer)
   // RFC 8461 §3.1: records not beginning with "v=STSv1;" are discarded; anything but exactly one
   // left means the domain has no MTA-STS policy.
   const records = texts.filter((text) => text.startsWith('v=STSv1'))

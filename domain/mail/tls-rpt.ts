@@ -1,4 +1,5 @@
 import type { DnsResolver } from '../dns/ports.ts'
+import { txtValues } from '../dns/txt.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
 
 // SMTP TLS Reporting (RFC 8460 §3): the `_smtp._tls.<domain>` TXT record.
@@ -112,10 +113,7 @@ export async function lookupTlsRpt(deps: { dns: DnsResolver }, domain: string): 
     }
     return { status: 'temperror', name, record: null, findings: [finding] }
   }
-  const texts =
-    answer.status === 'ok'
-      ? answer.records.flatMap((rr) => (rr.type === 'TXT' ? [rr.strings.join('')] : []))
-      : []
+  const texts = txtValues(answer)
   // RFC 8460 §3: records not starting with v=TLSRPTv1 are discarded; more than one left means
   // the domain has no usable TLS-RPT record.
   const records = texts.filter((text) => text.startsWith('v=TLSRPTv1'))

@@ -1,5 +1,4 @@
 import { Elysia, t } from 'elysia'
-import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
 import { periodOf } from '../../domain/reports/period.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
 import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
@@ -8,6 +7,7 @@ import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 
 const ForensicModel = t.Object({
   id: t.Integer(),
@@ -68,12 +68,7 @@ export function forensicTlsRoutes(deps: {
   auth: AuthDeps
   now: () => Date
 }) {
-  const domainIdOf = async (accountId: string, name: string) => {
-    const checked = normalizeDomainName(name)
-    const id = checked.ok ? await deps.reports.domainId(accountId, checked.name) : null
-    if (id === null) throw new FailureError({ code: 'domain_not_found' })
-    return id
-  }
+  const domainIdOf = (accountId: string, name: string) => domainIdOfAccount(deps.reports, accountId, name)
   const timestamp = (field: string, value: string | undefined) => {
     if (value === undefined) return undefined
     if (Number.isNaN(Date.parse(value))) {

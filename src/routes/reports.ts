@@ -1,5 +1,4 @@
 import { Elysia, t } from 'elysia'
-import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
 import { periodOf } from '../../domain/reports/period.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
@@ -7,6 +6,7 @@ import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 
 const PeriodQuery = {
   days: t.Optional(
@@ -91,12 +91,7 @@ const SummaryModel = t.Object({
 })
 
 export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now: () => Date }) {
-  const domainIdOf = async (accountId: string, name: string) => {
-    const checked = normalizeDomainName(name)
-    const id = checked.ok ? await deps.reports.domainId(accountId, checked.name) : null
-    if (id === null) throw new FailureError({ code: 'domain_not_found' })
-    return id
-  }
+  const domainIdOf = (accountId: string, name: string) => domainIdOfAccount(deps.reports, accountId, name)
   return new Elysia({ name: 'routes:reports', detail: { tags: ['DMARC reports'] } })
     .use(apiModels)
     .use(authPlugin(deps.auth))
