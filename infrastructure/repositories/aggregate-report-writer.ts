@@ -167,6 +167,8 @@ export function createAggregateWriter(database: Database): AggregateReportWriter
     async write(input) {
       try {
         return await transactionOf(database, async (tx) => {
+          // The rollup of a large report groups 100,000 rows: in memory, not in temporary files.
+          await tx.query("set local work_mem = '64MB'")
           const reportId = await insertReport(tx, input)
           if (reportId === null)
             return { status: 'duplicate' as const, reportId: await countDuplicate(tx, input, null) }

@@ -142,12 +142,9 @@ CREATE TABLE "tls_reports" (
 );
 --> statement-breakpoint
 ALTER TABLE "account_settings" ADD CONSTRAINT "account_settings_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "aggregate_records" ADD CONSTRAINT "aggregate_records_report_id_aggregate_reports_id_fk" FOREIGN KEY ("report_id") REFERENCES "public"."aggregate_reports"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_message_id_ingest_messages_id_fk" FOREIGN KEY ("message_id") REFERENCES "public"."ingest_messages"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "daily_domain_totals" ADD CONSTRAINT "daily_domain_totals_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "daily_rollups" ADD CONSTRAINT "daily_rollups_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "dkim_selectors_seen" ADD CONSTRAINT "dkim_selectors_seen_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "forensic_reports" ADD CONSTRAINT "forensic_reports_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "forensic_reports" ADD CONSTRAINT "forensic_reports_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
