@@ -49,9 +49,9 @@ for (const scenario of scenarios) {
   describe(scenario.description, () => {
     for (const [name, t] of Object.entries(scenario.tests)) {
       const id = `${scenario.description} / ${name}`
-      const skip = SKIPPED[id]
-      if (skip !== undefined) {
-        test.skip(`${name} (skipped: ${skip})`, () => {})
+      const reason = SKIPPED[id]
+      if (reason !== undefined) {
+        test.skip(`${name} (skipped: ${reason})`, () => {}) // the reason is in SKIPPED, shown in the name
         continue
       }
       test(`${name} (RFC 7208 ${t.spec})`, async () => {
