@@ -9,7 +9,6 @@ import { buildApp, intake, resolvers, stores, systemRandom } from '../src/compos
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
 import { createQueues } from '../src/jobs/queues.ts'
-import { startWorkers } from '../src/worker.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
 import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
@@ -114,7 +113,16 @@ const jobDeps = {
     const xml = aggregateXml({ domain, reportId: `small-${i}`, records: 1 + (i % 20), seed: i + 7 })
     return reportEmail({ to: recipient, xml, reportId: `small-${i}`, domain })
   })
-  await startWorkers(boss, runtime)
+  // The deployment shape for volume: the API accepts, a separate ROLE=worker process parses and
+  // stores (one Bun process is single-threaded; two processes use both cores).
+  if (db.url === null) throw new Error('bench:ingest needs PostgreSQL')
+  const worker = Bun.spawn(['bun', 'src/main.ts'], {
+    cwd: new URL('../', import.meta.url).pathname,
+    env: { ...process.env, ROLE: 'worker', DATABASE_URL: db.url, LOG_LEVEL: 'warn', INGEST_DOMAIN: 'in.bench.test' },
+    stdout: 'inherit',
+    stderr: 'inherit',
+  })
+  await Bun.sleep(3000)
   const started = performance.now()
   // Reports arrive over several connections at once (SMTP sessions, HTTP requests): 8 in parallel.
   let next = 0
@@ -140,6 +148,8 @@ const jobDeps = {
     await database.db.execute(sql`select count(*) filter (where status = 'processed')::int as processed,
       count(*) filter (where status = 'quarantined')::int as quarantined from ingest_messages`),
   )[0]!
+  worker.kill('SIGTERM')
+  await worker.exited
   const rate = 2000 / seconds
   figures.push(
     {

@@ -106,60 +106,63 @@ async function countDuplicate(tx: SqlTx, input: AggregateWrite, byContent: strin
   return Number(rows[0]?.id ?? 0)
 }
 
+// One statement, one round trip: the report's figures, the rollups per (domain, day, IP,
+// disposition, alignment) and per (domain, day), and the DKIM selectors seen, all from the records
+// just written. Data-modifying CTEs run in the same snapshot; the records are read once.
+const FINISH = `
+with recs as materialized (
+  select account_id, domain_id, day, source_ip, count, disposition, dkim_aligned, spf_aligned, dmarc_pass, dkim
+  from aggregate_records where report_id = $1
+), rollups as (
+  insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned, messages, reports)
+  select account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned, sum(count), 1
+  from recs group by account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned
+  on conflict (domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned)
+  do update set messages = daily_rollups.messages + excluded.messages, reports = daily_rollups.reports + 1
+  returning 1
+), totals as (
+  insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
+    disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
+  select account_id, domain_id, day, sum(count),
+    coalesce(sum(count) filter (where dmarc_pass), 0), coalesce(sum(count) filter (where dkim_aligned), 0),
+    coalesce(sum(count) filter (where spf_aligned), 0),
+    coalesce(sum(count) filter (where lower(disposition) = 'none'), 0),
+    coalesce(sum(count) filter (where lower(disposition) = 'quarantine'), 0),
+    coalesce(sum(count) filter (where lower(disposition) = 'reject'), 0),
+    coalesce(sum(count) filter (where lower(disposition) not in ('none', 'quarantine', 'reject')), 0), 1
+  from recs group by account_id, domain_id, day
+  on conflict (domain_id, day) do update set
+    messages = daily_domain_totals.messages + excluded.messages,
+    dmarc_pass = daily_domain_totals.dmarc_pass + excluded.dmarc_pass,
+    dkim_aligned = daily_domain_totals.dkim_aligned + excluded.dkim_aligned,
+    spf_aligned = daily_domain_totals.spf_aligned + excluded.spf_aligned,
+    disposition_none = daily_domain_totals.disposition_none + excluded.disposition_none,
+    disposition_quarantine = daily_domain_totals.disposition_quarantine + excluded.disposition_quarantine,
+    disposition_reject = daily_domain_totals.disposition_reject + excluded.disposition_reject,
+    disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
+    reports = daily_domain_totals.reports + 1
+  returning 1
+), selectors as (
+  insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
+  select r.domain_id, lower(d->>'selector'), lower(d->>'domain'), max(r.day), sum(r.count)
+  from recs r, json_array_elements(r.dkim) d
+  where coalesce(d->>'selector', '') <> '' and coalesce(d->>'domain', '') <> ''
+  group by r.domain_id, lower(d->>'selector'), lower(d->>'domain')
+  on conflict (domain_id, selector, signing_domain)
+  do update set last_seen = greatest(dkim_selectors_seen.last_seen, excluded.last_seen),
+                messages = dkim_selectors_seen.messages + excluded.messages
+  returning 1
+)
+update aggregate_reports set content_hash = $2, record_count = $3, message_count = $4 where id = $1`
+
 async function finish(tx: SqlTx, reportId: number, contentHash: string, records: number, messages: number) {
   try {
-    await tx.query(
-      'update aggregate_reports set content_hash = $2, record_count = $3, message_count = $4 where id = $1',
-      [reportId, contentHash, records, messages],
-    )
+    await tx.query(FINISH, [reportId, contentHash, records, messages])
   } catch (error) {
+    // The same decompressed content was stored before: a duplicate (rolled back by the caller).
     if ((error as { code?: string }).code === '23505') throw new DuplicateContent()
     throw error
   }
-  // Rollups and learned selectors from the records just written, in the same transaction.
-  await tx.query(
-    `insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned, messages, reports)
-     select account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned, sum(count), 1
-     from aggregate_records where report_id = $1
-     group by account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned
-     on conflict (domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned)
-     do update set messages = daily_rollups.messages + excluded.messages, reports = daily_rollups.reports + 1`,
-    [reportId],
-  )
-  await tx.query(
-    `insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
-       disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
-     select account_id, domain_id, day, sum(count),
-       coalesce(sum(count) filter (where dmarc_pass), 0), coalesce(sum(count) filter (where dkim_aligned), 0),
-       coalesce(sum(count) filter (where spf_aligned), 0),
-       coalesce(sum(count) filter (where lower(disposition) = 'none'), 0),
-       coalesce(sum(count) filter (where lower(disposition) = 'quarantine'), 0),
-       coalesce(sum(count) filter (where lower(disposition) = 'reject'), 0),
-       coalesce(sum(count) filter (where lower(disposition) not in ('none', 'quarantine', 'reject')), 0), 1
-     from aggregate_records where report_id = $1 group by account_id, domain_id, day
-     on conflict (domain_id, day) do update set
-       messages = daily_domain_totals.messages + excluded.messages,
-       dmarc_pass = daily_domain_totals.dmarc_pass + excluded.dmarc_pass,
-       dkim_aligned = daily_domain_totals.dkim_aligned + excluded.dkim_aligned,
-       spf_aligned = daily_domain_totals.spf_aligned + excluded.spf_aligned,
-       disposition_none = daily_domain_totals.disposition_none + excluded.disposition_none,
-       disposition_quarantine = daily_domain_totals.disposition_quarantine + excluded.disposition_quarantine,
-       disposition_reject = daily_domain_totals.disposition_reject + excluded.disposition_reject,
-       disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
-       reports = daily_domain_totals.reports + 1`,
-    [reportId],
-  )
-  await tx.query(
-    `insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
-     select r.domain_id, lower(d->>'selector'), lower(d->>'domain'), max(r.day), sum(r.count)
-     from aggregate_records r, json_array_elements(r.dkim) d
-     where r.report_id = $1 and coalesce(d->>'selector', '') <> '' and coalesce(d->>'domain', '') <> ''
-     group by r.domain_id, lower(d->>'selector'), lower(d->>'domain')
-     on conflict (domain_id, selector, signing_domain)
-     do update set last_seen = greatest(dkim_selectors_seen.last_seen, excluded.last_seen),
-                   messages = dkim_selectors_seen.messages + excluded.messages`,
-    [reportId],
-  )
 }
 
 export function createAggregateWriter(database: Database): AggregateReportWriter {
@@ -167,8 +170,6 @@ export function createAggregateWriter(database: Database): AggregateReportWriter
     async write(input) {
       try {
         return await transactionOf(database, async (tx) => {
-          // The rollup of a large report groups 100,000 rows: in memory, not in temporary files.
-          await tx.query("set local work_mem = '64MB'")
           const reportId = await insertReport(tx, input)
           if (reportId === null)
             return { status: 'duplicate' as const, reportId: await countDuplicate(tx, input, null) }
@@ -183,6 +184,8 @@ export function createAggregateWriter(database: Database): AggregateReportWriter
             }
           }
           await copyRows(tx, 'aggregate_records', RECORD_COLUMNS, rows())
+          // The rollup of a large report groups all its rows: in memory, not in temporary files.
+          if (records > 10_000) await tx.query("set local work_mem = '64MB'")
           await finish(tx, reportId, input.contentHash(), records, messages)
           return { status: 'stored' as const, reportId, records, messages }
         })
