@@ -40,3 +40,27 @@ export function periodOf(input: { days?: number; from?: string; to?: string }, n
   }
   return ok({ from: day(new Date(now.getTime() - (days - 1) * 86_400_000)), to: day(now) })
 }
+
+/**
+ * A period as the ISO weeks wholly inside it plus the days at its edges: summaries read whole
+ * weeks from weekly tables and only the edge days from daily ones. `weeks` holds the Mondays of the
+ * first and last whole week.
+ */
+export function splitWeeks(period: Period): {
+  weeks: { first: string; last: string } | null
+  edges: Period[]
+} {
+  const DAY = 86_400_000
+  const from = Date.parse(`${period.from}T00:00:00Z`)
+  const to = Date.parse(`${period.to}T00:00:00Z`)
+  const weekday = (new Date(from).getUTCDay() + 6) % 7 // Monday 0 .. Sunday 6
+  const firstMonday = from + ((7 - weekday) % 7) * DAY
+  const whole = Math.floor((to - firstMonday) / DAY + 1) / 7
+  const count = Math.floor(whole)
+  if (count < 1) return { weeks: null, edges: [period] }
+  const lastMonday = firstMonday + (count - 1) * 7 * DAY
+  const edges: Period[] = []
+  if (firstMonday > from) edges.push({ from: period.from, to: day(new Date(firstMonday - DAY)) })
+  if (lastMonday + 6 * DAY < to) edges.push({ from: day(new Date(lastMonday + 7 * DAY)), to: period.to })
+  return { weeks: { first: day(new Date(firstMonday)), last: day(new Date(lastMonday)) }, edges }
+}

@@ -142,6 +142,14 @@ with recs as materialized (
     disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
     reports = daily_domain_totals.reports + 1
   returning 1
+), weekly as (
+  insert into weekly_failing_sources (account_id, domain_id, week, source_ip, failing)
+  select account_id, domain_id, date_trunc('week', day)::date, source_ip, sum(count)
+  from recs where not dkim_aligned and not spf_aligned
+  group by account_id, domain_id, date_trunc('week', day)::date, source_ip
+  on conflict (account_id, week, domain_id, source_ip)
+  do update set failing = weekly_failing_sources.failing + excluded.failing
+  returning 1
 ), selectors as (
   insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
   select r.domain_id, lower(d->>'selector'), lower(d->>'domain'), max(r.day), sum(r.count)

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import type { Period } from '../../domain/reports/period.ts'
+import { type Period, splitWeeks } from '../../domain/reports/period.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
@@ -70,6 +70,7 @@ export function pgReportReader(db: Db) {
 
     async summary(accountId: string, domainId: number | null, period: Period): Promise<Summary> {
       const where = sql`${scope(accountId, domainId)} and r.day between ${period.from}::date and ${period.to}::date`
+      const split = splitWeeks(period)
       const totalsWhere = sql`${scope(accountId, domainId)} and r.day between ${period.from}::date and ${period.to}::date`
       const [daily, dispositions, failing, reporters, sources] = await Promise.all([
         db.execute(sql`select to_char(r.day, 'YYYY-MM-DD') as day, sum(r.messages) as messages,
@@ -81,11 +82,25 @@ export function pgReportReader(db: Db) {
             union all select 'reject', sum(r.disposition_reject) from daily_domain_totals r where ${totalsWhere}
             union all select 'other', sum(r.disposition_other) from daily_domain_totals r where ${totalsWhere}
           ) d where d.messages > 0 order by d.messages desc`),
-        // Failing = neither DKIM nor SPF aligned; the partial index makes this an index-only scan.
-        db.execute(sql`with top as (
-            select r.source_ip, sum(r.messages) as failing from daily_rollups r
-            where ${where} and not r.dkim_aligned and not r.spf_aligned
-            group by r.source_ip order by failing desc limit 10)
+        // Failing = neither DKIM nor SPF aligned: whole weeks from the weekly table, the edge days
+        // from the daily rollups' partial index.
+        db.execute(sql`with parts as (
+            ${
+              split.weeks === null
+                ? sql`select null::inet as source_ip, 0::bigint as failing where false`
+                : sql`select w.source_ip, w.failing from weekly_failing_sources w
+                    where ${domainId === null ? sql`w.account_id = ${accountId}` : sql`w.account_id = ${accountId} and w.domain_id = ${domainId}`}
+                      and w.week between ${split.weeks.first}::date and ${split.weeks.last}::date`
+            }
+            ${sql.join(
+              split.edges.map(
+                (edge) => sql` union all select r.source_ip, r.messages from daily_rollups r
+                  where ${scope(accountId, domainId)} and r.day between ${edge.from}::date and ${edge.to}::date
+                    and not r.dkim_aligned and not r.spf_aligned`,
+              ),
+            )}
+          ), top as (
+            select source_ip, sum(failing) as failing from parts group by source_ip order by failing desc limit 10)
           select host(top.source_ip) as source_ip, s.ptr, top.failing
           from top left join source_ips s on s.ip = top.source_ip order by top.failing desc`),
         db.execute(sql`select a.reporter_org as org_name, count(*)::int as reports, sum(a.message_count) as messages

@@ -141,6 +141,15 @@ CREATE TABLE "tls_reports" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "weekly_failing_sources" (
+	"account_id" uuid NOT NULL,
+	"domain_id" bigint NOT NULL,
+	"week" date NOT NULL,
+	"source_ip" "inet" NOT NULL,
+	"failing" bigint NOT NULL,
+	CONSTRAINT "weekly_failing_sources_account_id_week_domain_id_source_ip_pk" PRIMARY KEY("account_id","week","domain_id","source_ip")
+);
+--> statement-breakpoint
 ALTER TABLE "account_settings" ADD CONSTRAINT "account_settings_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "aggregate_reports" ADD CONSTRAINT "aggregate_reports_domain_id_domains_id_fk" FOREIGN KEY ("domain_id") REFERENCES "public"."domains"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

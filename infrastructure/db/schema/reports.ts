@@ -258,3 +258,19 @@ export const dailyDomainTotals = pgTable(
   },
   (t) => [primaryKey({ columns: [t.domainId, t.day] }), index().on(t.accountId, t.day)],
 )
+
+// Failing volume (neither DKIM nor SPF aligned) per account, ISO week and source IP: the overview's
+// top failing sources read whole weeks here and only the partial weeks at a period's edges from the
+// daily rollups, so a 90-day overview groups weeks, not every day's rows.
+export const weeklyFailingSources = pgTable(
+  'weekly_failing_sources',
+  {
+    accountId: uuid().notNull(),
+    domainId: bigint({ mode: 'number' }).notNull(),
+    /** The Monday of the ISO week. */
+    week: date({ mode: 'string' }).notNull(),
+    sourceIp: inet().notNull(),
+    failing: bigint({ mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.week, t.domainId, t.sourceIp] })],
+)

@@ -1,0 +1,62 @@
+import { expect, test } from 'bun:test'
+import { periodOf, splitWeeks } from '../../../domain/reports/period.ts'
+
+const now = new Date('2026-11-25T12:00:00Z') // a Wednesday
+
+test('days, from/to and their limits', () => {
+  expect(periodOf({}, now)).toEqual({ ok: true, value: { from: '2026-10-27', to: '2026-11-25' } })
+  expect(periodOf({ days: 1 }, now)).toEqual({ ok: true, value: { from: '2026-11-25', to: '2026-11-25' } })
+  expect(periodOf({ from: '2026-09-01', to: '2026-11-29' }, now).ok).toBe(true)
+  for (const input of [
+    { days: 0 },
+    { days: 91 },
+    { from: '2026-01-01', to: '2026-12-31' },
+    { from: '2026-02-30' },
+    { to: '2026-01-01' },
+    { days: 3, from: '2026-01-01' },
+  ]) {
+    expect(periodOf(input, now).ok).toBe(false)
+  }
+})
+
+test('a period splits into whole ISO weeks and edge days that together cover it exactly once', () => {
+  // Wednesday 2026-10-28 .. Wednesday 2026-11-25: weeks from Monday 11-02 to Monday 11-16.
+  expect(splitWeeks({ from: '2026-10-28', to: '2026-11-25' })).toEqual({
+    weeks: { first: '2026-11-02', last: '2026-11-16' },
+    edges: [
+      { from: '2026-10-28', to: '2026-11-01' },
+      { from: '2026-11-23', to: '2026-11-25' },
+    ],
+  })
+  // Exactly Monday to Sunday: one week, no edges.
+  expect(splitWeeks({ from: '2026-11-02', to: '2026-11-08' })).toEqual({
+    weeks: { first: '2026-11-02', last: '2026-11-02' },
+    edges: [],
+  })
+  // Shorter than a whole week: all edge.
+  expect(splitWeeks({ from: '2026-11-03', to: '2026-11-08' })).toEqual({
+    weeks: null,
+    edges: [{ from: '2026-11-03', to: '2026-11-08' }],
+  })
+  // Every day of a range is in exactly one part.
+  for (let offset = 0; offset < 14; offset++) {
+    const from = new Date(Date.UTC(2026, 0, 1 + offset)).toISOString().slice(0, 10)
+    const to = new Date(Date.UTC(2026, 0, 1 + offset + 40)).toISOString().slice(0, 10)
+    const split = splitWeeks({ from, to })
+    const days = new Set<string>()
+    const add = (a: string, b: string) => {
+      for (let d = Date.parse(`${a}T00:00:00Z`); d <= Date.parse(`${b}T00:00:00Z`); d += 86_400_000) {
+        const key = new Date(d).toISOString().slice(0, 10)
+        expect(days.has(key)).toBe(false)
+        days.add(key)
+      }
+    }
+    if (split.weeks)
+      add(
+        split.weeks.first,
+        new Date(Date.parse(`${split.weeks.last}T00:00:00Z`) + 6 * 86_400_000).toISOString().slice(0, 10),
+      )
+    for (const edge of split.edges) add(edge.from, edge.to)
+    expect(days.size).toBe(41)
+  }
+})
