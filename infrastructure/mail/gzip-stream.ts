@@ -73,7 +73,8 @@ export async function* gunzipStream(data: Uint8Array, limits: ExtractLimits): As
   let offset = 0
   for (;;) {
     const bodyStart = memberBodyStart(data, offset)
-    const inflater = createInflateRaw()
+    // Large output chunks: fewer, bigger pieces for the parser (the default 16 KB costs ~2x in total).
+    const inflater = createInflateRaw({ chunkSize: 256 * 1024 })
     // The iteration below sees errors; this keeps a late one (after it stopped) from going unhandled.
     inflater.on('error', () => {})
     const feeding = feed(inflater, data.subarray(bodyStart)).catch(() => {})
