@@ -69,7 +69,6 @@ export function pgReportReader(db: Db) {
     },
 
     async summary(accountId: string, domainId: number | null, period: Period): Promise<Summary> {
-      const where = sql`${scope(accountId, domainId)} and r.day between ${period.from}::date and ${period.to}::date`
       const split = splitWeeks(period)
       const totalsWhere = sql`${scope(accountId, domainId)} and r.day between ${period.from}::date and ${period.to}::date`
       const [daily, dispositions, failing, reporters, sources] = await Promise.all([
