@@ -170,7 +170,9 @@ async function main(): Promise<number> {
   try {
     const config = loadConfig()
     database = await openDatabase(config, { serveSocket: false, poolSize: 2 })
-    await migrate(database)
+    // Through a running service's socket the database is already migrated (the service migrates
+    // at start), and one connection through the multiplexer is less to go wrong.
+    if (!(database.kind === 'postgres' && database.socketPath)) await migrate(database)
     console.log(await run(argv, config, database))
     return 0
   } catch (error) {

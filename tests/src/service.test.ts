@@ -26,6 +26,7 @@ test('start, CLI while running, API with the token, graceful SIGTERM, CLI after 
   expect(created.report_address).toMatch(/^r[a-z2-7]{16}@reports\.example\.net$/)
 
   const token = await runCli(['token', 'create', '--email', 'owner@example.com', '--name', 'ci'], env)
+  expect(token.stderr).toBe('')
   expect(token.code).toBe(0)
   expect(token.stdout).toMatch(/^dw_[a-z2-7]{32}\n$/)
   const value = token.stdout.trim()
