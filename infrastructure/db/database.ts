@@ -30,7 +30,9 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const client = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    ...(options.socketPath ? { path: options.socketPath } : {}),
+    // Through a running service's PGlite socket every client shares PGlite's single session, so
+    // named prepared statements would outlive this client and collide with the next one's.
+    ...(options.socketPath ? { path: options.socketPath, prepare: false } : {}),
     connection: { application_name: 'dmarcwatch' },
   })
   const db = drizzlePostgres({ client, casing: 'snake_case' }) as unknown as Db

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { type Database, openPostgres, wrapPglite } from './database.ts'
+import { exclusiveQueue } from './socket-queue.ts'
 
 // Only one process may open a PGlite directory. The process that opens it writes a lock file
 // (`O_EXCL`, so two racing processes cannot both win) naming its pid. A service also serves the
@@ -112,6 +113,9 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
   if (serve) {
     rmSync(socketPath, { force: true })
     server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 8 })
+    // Replace the per-message queue with one that keeps a client's statements and transactions
+    // atomic against the service's own queries (see socket-queue.ts).
+    ;(server as unknown as { queryQueue: unknown }).queryQueue = exclusiveQueue(pglite)
     await server.start()
   }
   return wrapPglite(pglite, async () => {

@@ -23,7 +23,7 @@ export async function migrate(database: Database): Promise<void> {
   const client = postgres(database.url, {
     max: 1,
     onnotice: () => {},
-    ...(database.socketPath ? { path: database.socketPath } : {}),
+    ...(database.socketPath ? { path: database.socketPath, prepare: false } : {}),
   })
   try {
     await client`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`

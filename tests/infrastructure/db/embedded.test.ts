@@ -51,3 +51,40 @@ test('a lock left by a dead process is taken over', async () => {
   expect(JSON.parse(readFileSync(join(dir, 'dmarcwatch.lock'), 'utf8')).pid).toBe(process.pid)
   await database.close()
 }, 60_000)
+
+test('socket clients stay correct while the owner keeps querying: statements and transactions are atomic', async () => {
+  const dir2 = mkdtempSync(join(tmpdir(), 'dw-embedded-busy-'))
+  const owner = await openEmbedded({ dataDir: dir2, serveSocket: true })
+  if (owner.kind !== 'pglite') throw new Error('expected the embedded owner')
+  await owner.pglite.exec('create table t (n int, label text)')
+  let stop = false
+  // The service's own work: parameterized queries in a tight loop, as pg-boss polling does.
+  const busy = (async () => {
+    let i = 0
+    while (!stop) {
+      await owner.pglite.query('select $1::int + 1 as n, $2::text as x', [i++, 'noise'])
+      // Yield to I/O between queries, as a service's timers and requests do.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  })()
+  const client = await openEmbedded({ dataDir: dir2, serveSocket: false })
+  if (client.kind !== 'postgres') throw new Error('expected a socket client')
+  const sqlClient = client.client
+  for (let i = 0; i < 100; i++) await sqlClient`insert into t values (${i}, ${`row ${i}`})`
+  // A transaction on the socket sees only its own statements, and rolls back whole.
+  await sqlClient
+    .begin(async (tx) => {
+      await tx`insert into t values (${1000}, ${'in tx'})`
+      await Bun.sleep(20)
+      await tx`insert into t values (${1001}, ${'in tx'})`
+      throw new Error('roll back')
+    })
+    .catch(() => {})
+  stop = true
+  await busy
+  const rows = await sqlClient`select count(*)::int as n, sum(n)::int as total from t`
+  expect(rows[0]).toEqual({ n: 100, total: 4950 })
+  await client.close()
+  await owner.close()
+  rmSync(dir2, { recursive: true, force: true })
+}, 60_000)
