@@ -1,7 +1,7 @@
 import type { DmarcRecord } from '../dmarc/record.ts'
 import type { DnsResolver } from '../dns/ports.ts'
-import { txtValues } from '../dns/txt.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
+import { lookupVersionedRecord } from './versioned-record.ts'
 
 // BIMI assertion records (draft-brand-indicators-for-message-identification §4): TXT at
 // `<selector>._bimi.<domain>`, selector "default", in the DKIM tag-value syntax. Fetching and
@@ -182,37 +182,12 @@ export async function lookupBimi(
   return lookupAt(deps.dns, `${selector}._bimi.${org}`)
 }
 
-async function lookupAt(dns: DnsResolver, name: string): Promise<BimiLookup> {
-  const answer = await dns.resolve(name, 'TXT')
-  if (answer.status === 'timeout' || answer.status === 'error') {
-    const finding: BimiFinding = {
-      code: 'lookup_failed',
-      severity: 'low',
-      message: `The lookup of ${name} failed.`,
-    }
-    return { status: 'temperror', name, record: null, findings: [finding] }
-  }
-  const texts = txtValues(answer)
-  const records = texts.filter((text) => /^\s*v\s*=\s*BIMI1/i.test(text))
-  if (records.length === 0) {
-    return {
-      status: 'none',
-      name,
-      record: null,
-      findings: [{ code: 'no_record', severity: 'info', message: `No BIMI record at ${name}.` }],
-    }
-  }
-  if (records.length > 1) {
-    const message = `${name} has ${records.length} BIMI records; receivers ignore them all.`
-    return {
-      status: 'invalid',
-      name,
-      record: null,
-      findings: [{ code: 'multiple_records', severity: 'high', message }],
-    }
-  }
-  const parsed = parseBimiRecord(records[0]!)
-  return parsed.ok
-    ? { status: 'found', name, record: parsed.record, findings: parsed.findings }
-    : { status: 'invalid', name, record: null, findings: parsed.findings }
+function lookupAt(dns: DnsResolver, name: string): Promise<BimiLookup> {
+  return lookupVersionedRecord(dns, name, {
+    label: 'BIMI',
+    isRecord: (text) => /^\s*v\s*=\s*BIMI1/i.test(text),
+    parse: parseBimiRecord,
+    noRecordSeverity: 'info',
+    multipleConsequence: 'receivers ignore them all',
+  })
 }

@@ -1,6 +1,6 @@
 import type { DnsResolver } from '../dns/ports.ts'
-import { txtValues } from '../dns/txt.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
+import { lookupVersionedRecord } from './versioned-record.ts'
 
 // MTA-STS (RFC 8461): the `_mta-sts` TXT record (§3.1) and the policy file (§3.2). Fetching
 // https://mta-sts.<domain>/.well-known/mta-sts.txt is I/O and belongs to infrastructure; this
@@ -101,40 +101,16 @@ export function parseMtaStsRecord(txt: string): MtaStsRecordParse {
   return { ok: true, record: { raw: txt, id, extensions }, findings }
 }
 
-export async function lookupMtaStsRecord(deps: { dns: DnsResolver }, domain: string): Promise<MtaStsLookup> {
-  const name = `_mta-sts.${domain}`
-  const answer = await deps.dns.resolve(name, 'TXT')
-  if (answer.status === 'timeout' || answer.status === 'error') {
-    const finding: MtaStsFinding = {
-      code: 'lookup_failed',
-      severity: 'low',
-      message: `The lookup of ${name} failed.`,
-    }
-    return { status: 'temperror', name, record: null, findings: [finding] }
-  }
-  const texts = txtValues(answer)
-  // RFC 8461 §3.1: records not beginning with "v=STSv1;" are discarded; anything but exactly one
-  // left means the domain has no MTA-STS policy.
-  const records = texts.filter((text) => text.startsWith('v=STSv1'))
-  if (records.length === 0) {
-    const near = texts.find((text) => /^\s*v\s*=\s*stsv1/i.test(text))
-    const findings = near === undefined ? [] : parseMtaStsRecord(near).findings
-    findings.push({ code: 'no_record', severity: 'medium', message: `No MTA-STS record at ${name}.` })
-    return { status: 'none', name, record: null, findings }
-  }
-  if (records.length > 1) {
-    const message = `${name} has ${records.length} MTA-STS records; senders treat that as no policy.`
-    return {
-      status: 'invalid',
-      name,
-      record: null,
-      findings: [{ code: 'multiple_records', severity: 'high', message }],
-    }
-  }
-  const parsed = parseMtaStsRecord(records[0]!)
-  return parsed.ok
-    ? { status: 'found', name, record: parsed.record, findings: parsed.findings }
-    : { status: 'invalid', name, record: null, findings: parsed.findings }
+export function lookupMtaStsRecord(deps: { dns: DnsResolver }, domain: string): Promise<MtaStsLookup> {
+  // RFC 8461 §3.1: records not beginning with "v=STSv1;" are discarded.
+  return lookupVersionedRecord(deps.dns, `_mta-sts.${domain}`, {
+    label: 'MTA-STS',
+    isRecord: (text) => text.startsWith('v=STSv1'),
+    isNearMiss: (text) => /^\s*v\s*=\s*stsv1/i.test(text),
+    parse: parseMtaStsRecord,
+    noRecordSeverity: 'medium',
+    multipleConsequence: 'senders treat that as no policy',
+  })
 }
 
 export function parseMtaStsPolicy(text: string): MtaStsPolicyParse {

@@ -1,6 +1,6 @@
 import type { DnsResolver } from '../dns/ports.ts'
-import { txtValues } from '../dns/txt.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
+import { lookupVersionedRecord } from './versioned-record.ts'
 
 // SMTP TLS Reporting (RFC 8460 §3): the `_smtp._tls.<domain>` TXT record.
 
@@ -102,38 +102,14 @@ function readUris(value: string, add: (code: TlsRptCode, severity: Severity, mes
   return uris
 }
 
-export async function lookupTlsRpt(deps: { dns: DnsResolver }, domain: string): Promise<TlsRptLookup> {
-  const name = `_smtp._tls.${domain}`
-  const answer = await deps.dns.resolve(name, 'TXT')
-  if (answer.status === 'timeout' || answer.status === 'error') {
-    const finding: TlsRptFinding = {
-      code: 'lookup_failed',
-      severity: 'low',
-      message: `The lookup of ${name} failed.`,
-    }
-    return { status: 'temperror', name, record: null, findings: [finding] }
-  }
-  const texts = txtValues(answer)
-  // RFC 8460 §3: records not starting with v=TLSRPTv1 are discarded; more than one left means
-  // the domain has no usable TLS-RPT record.
-  const records = texts.filter((text) => text.startsWith('v=TLSRPTv1'))
-  if (records.length === 0) {
-    const near = texts.find((text) => /^\s*v\s*=\s*tlsrptv1/i.test(text))
-    const findings = near === undefined ? [] : parseTlsRptRecord(near).findings
-    findings.push({ code: 'no_record', severity: 'low', message: `No TLS-RPT record at ${name}.` })
-    return { status: 'none', name, record: null, findings }
-  }
-  if (records.length > 1) {
-    const message = `${name} has ${records.length} TLS-RPT records; reporters treat that as none.`
-    return {
-      status: 'invalid',
-      name,
-      record: null,
-      findings: [{ code: 'multiple_records', severity: 'high', message }],
-    }
-  }
-  const parsed = parseTlsRptRecord(records[0]!)
-  return parsed.ok
-    ? { status: 'found', name, record: parsed.record, findings: parsed.findings }
-    : { status: 'invalid', name, record: null, findings: parsed.findings }
+export function lookupTlsRpt(deps: { dns: DnsResolver }, domain: string): Promise<TlsRptLookup> {
+  // RFC 8460 §3: records not starting with v=TLSRPTv1 are discarded.
+  return lookupVersionedRecord(deps.dns, `_smtp._tls.${domain}`, {
+    label: 'TLS-RPT',
+    isRecord: (text) => text.startsWith('v=TLSRPTv1'),
+    isNearMiss: (text) => /^\s*v\s*=\s*tlsrptv1/i.test(text),
+    parse: parseTlsRptRecord,
+    noRecordSeverity: 'low',
+    multipleConsequence: 'reporters treat that as none',
+  })
 }
