@@ -11,10 +11,11 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   await createQueues(boss)
   await registerMaintenance(boss, { db: runtime.database.db, now: runtime.now })
   const s = stores(runtime.database)
+  const { accept, messages } = intake(runtime)
   const { config } = runtime
   await registerIngestJobs(boss, {
     database: runtime.database,
-    messages: intake(runtime).messages,
+    messages,
     forensicTls: s.forensicTls,
     dns: runtime.dns,
     logger: runtime.logger,
@@ -29,7 +30,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   })
   await registerMailboxPolling(
     boss,
-    { accept: intake(runtime).accept, logger: runtime.logger },
+    { accept, logger: runtime.logger },
     {
       urls: runtime.config.imapMailboxes,
       archiveFolder: runtime.config.imapArchiveFolder,

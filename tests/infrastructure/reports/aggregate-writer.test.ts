@@ -4,6 +4,7 @@ import type { AggregateMetadata, AggregateRecord } from '../../../domain/reports
 import type { AggregateWrite } from '../../../domain/reports/store-aggregate.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
+import { reportMetadata } from '../../support/aggregate-metadata.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 let t: TestApp
@@ -22,30 +23,15 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => t.close())
 
-const metadata = (reportId: string, begin = 1_700_000_000): AggregateMetadata => ({
-  variant: 'rfc7489',
-  version: null,
-  orgName: 'Example Reporter',
-  email: 'noreply@reporter.example',
-  extraContactInfo: null,
-  reportId,
-  begin,
-  end: begin + 86_399,
-  errors: [],
-  generator: null,
-  policy: {
-    domain: 'example.com',
-    adkim: 'r',
-    aspf: 'r',
-    p: 'none',
-    sp: null,
-    np: null,
-    pct: 100,
-    fo: null,
-    testing: null,
-    discoveryMethod: null,
-  },
-})
+const metadata = (reportId: string, begin = 1_700_000_000): AggregateMetadata =>
+  reportMetadata(
+    { reportId, begin, domain: 'example.com' },
+    {
+      orgName: 'Example Reporter',
+      email: 'noreply@reporter.example',
+      policy: { adkim: 'r', aspf: 'r', pct: 100 },
+    },
+  )
 
 const record = (ip: string, count: number, pass: boolean): AggregateRecord => ({
   sourceIp: ip,

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { applyRetention } from '../../../infrastructure/repositories/pg-retention.ts'
+import { reportMetadata } from '../../support/aggregate-metadata.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 let t: TestApp
@@ -47,30 +48,7 @@ test('old records, raw bytes and failure reports go; recent ones and the rollups
       accountId,
       domainId,
       messageId: null,
-      metadata: {
-        variant: 'rfc7489',
-        version: null,
-        orgName: 'R',
-        email: null,
-        extraContactInfo: null,
-        reportId: id,
-        begin,
-        end: begin + day - 1,
-        errors: [],
-        generator: null,
-        policy: {
-          domain: 'keep.example',
-          adkim: null,
-          aspf: null,
-          p: 'none',
-          sp: null,
-          np: null,
-          pct: null,
-          fo: null,
-          testing: null,
-          discoveryMethod: null,
-        },
-      },
+      metadata: reportMetadata({ reportId: id, begin, domain: 'keep.example' }),
       records: records(),
       evaluate: () => ({ dkimAligned: true, spfAligned: true, dmarcPass: true }),
       contentHash: () => id,

@@ -4,6 +4,7 @@ import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgReportReader } from '../../../infrastructure/repositories/pg-report-reader.ts'
+import { reportMetadata } from '../../support/aggregate-metadata.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 // The summary's figures, read from rollups, daily totals and weekly failing sources, must equal
@@ -47,30 +48,10 @@ beforeAll(async () => {
       accountId,
       domainId,
       messageId: null,
-      metadata: {
-        variant: 'rfc7489',
-        version: null,
-        orgName: 'R',
-        email: null,
-        extraContactInfo: null,
-        reportId: `d${d}`,
-        begin: start + d * day,
-        end: start + d * day + day - 1,
-        errors: [],
-        generator: null,
-        policy: {
-          domain: 'sum.example',
-          adkim: null,
-          aspf: null,
-          p: 'reject',
-          sp: null,
-          np: null,
-          pct: null,
-          fo: null,
-          testing: null,
-          discoveryMethod: null,
-        },
-      },
+      metadata: reportMetadata(
+        { reportId: `d${d}`, begin: start + d * day, domain: 'sum.example' },
+        { policy: { p: 'reject' } },
+      ),
       records: stream(),
       // Records whose address ends in an even number are aligned; the rest fail.
       evaluate: (r) => {
