@@ -14,6 +14,8 @@ import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
 const figures: Figure[] = []
+// BENCH_ONLY=large|queue|summary runs one part (comma-separated for several).
+const only = (part: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(part)
 const db = await createTestDatabase()
 const database = db.database
 const config = loadConfig({
@@ -64,15 +66,19 @@ const jobDeps = {
 
 // 1. One report of 100,000 records (~42 MB of XML, gzipped in an email): intake to committed rows
 // and rollups.
-{
-  const xml = aggregateXml({ domain: domains[0]!, reportId: 'big-1', records: 100_000, seed: 1 })
+if (only('large')) {
+  let xml: string | null = aggregateXml({ domain: domains[0]!, reportId: 'big-1', records: 100_000, seed: 1 })
   const email = reportEmail({ to: recipient, xml, reportId: 'big-1', domain: domains[0]! })
+  const xmlBytes = xml.length
+  // The service only ever holds the gzipped email: the generated XML is not part of its memory.
+  xml = null
   Bun.gc(true)
   const baseline = process.memoryUsage().rss
   let peak = baseline
   const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss)
-  }, 5)
+    peak = Math.max(peak, process.memoryUsage.rss())
+    // Every 20 ms: sampling RSS is not free (every 5 ms it took a tenth of the measured time).
+  }, 20)
   const started = performance.now()
   const accepted = await accept({ raw: email, recipient, source: 'http' })
   if (!accepted.ok) throw new Error(`accept: ${accepted.failure.code}`)
@@ -87,9 +93,9 @@ const jobDeps = {
   figures.push(
     {
       metric: 'XML size of the large report',
-      value: `${(xml.length / 1e6).toFixed(1)} MB`,
+      value: `${(xmlBytes / 1e6).toFixed(1)} MB`,
       target: '~42 MB, 100,000 records',
-      ok: xml.length > 35e6,
+      ok: xmlBytes > 35e6,
     },
     {
       metric: 'large report: intake → committed rows + rollups',
@@ -107,7 +113,7 @@ const jobDeps = {
 }
 
 // 2. 2,000 typical reports (1-20 records, gzipped, one per email) through the queue and a worker.
-{
+if (only('queue')) {
   const emails = Array.from({ length: 2000 }, (_, i) => {
     const domain = domains[i % domains.length]!
     const xml = aggregateXml({ domain, reportId: `small-${i}`, records: 1 + (i % 20), seed: i + 7 })
@@ -129,6 +135,9 @@ const jobDeps = {
     stderr: 'inherit',
   })
   await Bun.sleep(3000)
+  const before = rowsOf<{ n: number }>(
+    await database.db.execute(sql`select count(*)::int as n from ingest_messages where status = 'processed'`),
+  )[0]!.n
   const started = performance.now()
   // Reports arrive over several connections at once (SMTP sessions, HTTP requests): 8 in parallel.
   let next = 0
@@ -172,9 +181,9 @@ const jobDeps = {
     },
     {
       metric: '2,000 reports: processed / quarantined',
-      value: `${done.processed - 1} / ${done.quarantined}`,
+      value: `${done.processed - before} / ${done.quarantined}`,
       target: '2000 / 0',
-      ok: done.processed - 1 === 2000 && done.quarantined === 0,
+      ok: done.processed - before === 2000 && done.quarantined === 0,
     },
   )
 }
@@ -182,7 +191,7 @@ await boss.stop({ graceful: false })
 
 // 3. Overview and domain summary for an account holding 10 million records: rollups and daily
 // totals for 10M records over 90 days (written directly, as the writer would have).
-{
+if (only('summary')) {
   const accountId = account.value.accountId
   await database.db.execute(sql`truncate daily_rollups, daily_domain_totals, weekly_failing_sources`)
   // 20 domains x 90 days; per domain-day ~5,560 records: 60 legitimate IPs carrying most mail and

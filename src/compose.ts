@@ -8,6 +8,7 @@ import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
+import { cacheFound } from '../infrastructure/cache/found-cache.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
@@ -90,7 +91,14 @@ export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').u
 
 /** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
 export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now'>) {
-  const messages = pgIngestMessageStore(runtime.database.db, runtime.boss)
+  const store = pgIngestMessageStore(runtime.database.db, runtime.boss)
+  // Every message looks its account up by ingest key: cached briefly (docs/ingestion.md).
+  const accountByIngestKey = cacheFound((key) => store.accountByIngestKey(key), {
+    ttlMs: 30_000,
+    max: 10_000,
+    now: () => runtime.now().getTime(),
+  })
+  const messages = { ...store, accountByIngestKey }
   const accept: AcceptMessage = (input) =>
     acceptMessage(
       {

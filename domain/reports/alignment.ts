@@ -117,7 +117,8 @@ const RESULTS = new Map<string, ResultCategory>([
  */
 export function normalizeResult(value: string | null): ResultCategory {
   if (value === null) return 'other'
-  return RESULTS.get(value.toLowerCase().replace(/[\s_-]/g, '')) ?? 'other'
+  // The parser already lower-cases results: most values are found as they are.
+  return RESULTS.get(value) ?? RESULTS.get(value.toLowerCase().replace(/[\s_-]/g, '')) ?? 'other'
 }
 
 export type DispositionCategory = 'none' | 'quarantine' | 'reject' | 'other'

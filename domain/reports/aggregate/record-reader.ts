@@ -1,6 +1,7 @@
 // One <record> at a time (RFC 7489 Appendix C RecordType): its values as they are read, and the
 // checks when it closes. Required elements must be present; source_ip and count also need a value.
 
+import { formatIp, parseIp, parseIpv4 } from '../../spf/ip.ts'
 import type {
   AggregateParseError,
   AggregateRecord,
@@ -18,6 +19,18 @@ const HAS_DISPOSITION = 4
 const HAS_HEADER_FROM = 8
 const HAS_DOMAIN = 1
 const HAS_RESULT = 2
+
+/**
+ * Checks the source IP and rewrites it in canonical form (RFC 5952 for IPv6), so the same address
+ * written two ways is one source. A strict dotted quad is already canonical (the common case).
+ */
+function canonicalSourceIp(record: AggregateRecord): boolean {
+  if (parseIpv4(record.sourceIp) !== null) return true
+  const ip = parseIp(record.sourceIp)
+  if (ip === null) return false
+  record.sourceIp = formatIp(ip)
+  return true
+}
 
 const newRecord = (): AggregateRecord => ({
   sourceIp: '',
@@ -148,6 +161,10 @@ export function createRecordReader(): RecordReader {
       switch (context) {
         case RECORD:
           if ((bits & HAS_SOURCE_IP) === 0) return missing('row/source_ip')
+          if (!canonicalSourceIp(record)) {
+            const message = `record ${number}: row/source_ip ${JSON.stringify(record.sourceIp)} is not an IP address`
+            return { code: 'invalid_value', message }
+          }
           if ((bits & HAS_COUNT) === 0) return missing('row/count')
           if ((bits & HAS_DISPOSITION) === 0) return missing('row/policy_evaluated/disposition')
           if ((bits & HAS_HEADER_FROM) === 0) return missing('identifiers/header_from')

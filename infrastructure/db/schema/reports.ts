@@ -134,6 +134,14 @@ export const dailyRollups = pgTable(
     dkimAligned: boolean().notNull(),
     spfAligned: boolean().notNull(),
     messages: bigint({ mode: 'number' }).notNull(),
+    // What the sources view needs beyond alignment: raw passes (aligned or not), forwarding
+    // overrides, and a few signing / SPF domains per row (capped at 8 when merged) as classification
+    // evidence. Arrays on the row cost no index maintenance, unlike a table of (IP, domain) rows.
+    spfPass: bigint({ mode: 'number' }).notNull().default(0),
+    dkimPass: bigint({ mode: 'number' }).notNull().default(0),
+    forwarded: bigint({ mode: 'number' }).notNull().default(0),
+    dkimDomains: text().array().notNull().default(sql`'{}'::text[]`),
+    spfDomains: text().array().notNull().default(sql`'{}'::text[]`),
     reports: integer().notNull(),
   },
   (t) => [

@@ -90,6 +90,11 @@ describe('refused reports', () => {
       { code: 'invalid_value', message: 'record 1: row/count "-1" is not a non-negative integer' },
     ],
     [
+      'a source IP that is not an IP address',
+      report().replace('192.0.2.1', 'unknown'),
+      { code: 'invalid_value', message: 'record 1: row/source_ip "unknown" is not an IP address' },
+    ],
+    [
       'a record without count',
       report().replace('<count>3</count>', ''),
       { code: 'missing_field', message: 'record 1: row/count is missing' },
@@ -115,6 +120,11 @@ describe('refused reports', () => {
 })
 
 describe('tolerated and recovered', () => {
+  test('source IPs are kept in canonical form (RFC 5952), so one address is one source', async () => {
+    const { records, error } = await parse(report().replace('192.0.2.1', ' 2001:DB8:0:0:0:0:0:1 '))
+    expect(error).toBeNull()
+    expect(records.map((r) => r.sourceIp)).toEqual(['2001:db8::1'])
+  })
   test('a count of 0, and counts with white space around them', async () => {
     const { records } = await parse(report().replace('<count>3</count>', '<count>\n 0 \t</count>'))
     expect(records[0]!.count).toBe(0)

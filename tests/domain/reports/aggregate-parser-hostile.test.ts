@@ -131,9 +131,9 @@ describe('memory', () => {
     const source = generated(function* () {
       yield head
       for (let block = 0; block < 100; block++) {
-        yield Array.from({ length: 1000 }, (_, i) => record.replace('192.0.2.1', `10.0.${block}.${i}`)).join(
-          '',
-        )
+        yield Array.from({ length: 1000 }, (_, i) =>
+          record.replace('192.0.2.1', `10.${block}.${i >> 8}.${i & 255}`),
+        ).join('')
       }
       yield tail
     })

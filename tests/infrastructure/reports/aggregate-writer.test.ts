@@ -148,3 +148,88 @@ test('a failure in the middle of the stream rolls the whole report back', async 
   )
   expect(rows[0]!.n).toBe(0)
 })
+
+test('a large report (past the one-statement size) goes in by COPY with the same figures and duplicate rules', async () => {
+  const writer = createAggregateWriter(t.db.database)
+  const begin = 1_700_500_000
+  const records = Array.from({ length: 1200 }, (_, i) =>
+    record(`198.51.${Math.floor(i / 200)}.${i % 200}`, 1 + (i % 3), i % 2 === 0),
+  )
+  const messages = records.reduce((sum, r) => sum + r.count, 0)
+  const stored = await writer.write(write('large-1', records, 'hash-large', begin))
+  expect(stored).toEqual({ status: 'stored', reportId: expect.any(Number), records: 1200, messages })
+  const db = t.db.database.db
+  const day = new Date(begin * 1000).toISOString().slice(0, 10)
+  const figures = rowsOf<{ rows: number; messages: number; pass: number; total: number }>(
+    await db.execute(sql`select (select count(*)::int from aggregate_records r join aggregate_reports a on a.id = r.report_id
+        where a.report_id = 'large-1') as rows,
+      (select sum(messages)::int from daily_rollups where day = ${day}) as messages,
+      (select sum(messages)::int from daily_rollups where day = ${day} and dkim_aligned) as pass,
+      (select messages::int from daily_domain_totals where day = ${day}) as total`),
+  )[0]!
+  const passing = records.filter((r) => r.dkimEvaluated === 'pass').reduce((sum, r) => sum + r.count, 0)
+  expect(figures).toEqual({ rows: 1200, messages, pass: passing, total: messages })
+  // Same content under another id, and the same id again: acknowledged, nothing added.
+  expect((await writer.write(write('large-renamed', records, 'hash-large', begin))).status).toBe('duplicate')
+  expect((await writer.write(write('large-1', records, 'hash-other', begin))).status).toBe('duplicate')
+  const after = rowsOf<{ messages: number; seen: number }>(
+    await db.execute(sql`select (select sum(messages)::int from daily_rollups where day = ${day}) as messages,
+      (select duplicates_seen from aggregate_reports where report_id = 'large-1') as seen`),
+  )[0]!
+  expect(after).toEqual({ messages, seen: 2 })
+})
+
+test('a large report that breaks after the first records rolls back entirely', async () => {
+  const writer = createAggregateWriter(t.db.database)
+  async function* broken() {
+    for (let i = 0; i < 900; i++) yield record(`203.0.113.${i % 250}`, 1, true)
+    throw new Error('parse failure at record 901')
+  }
+  await expect(writer.write({ ...write('large-broken', [], 'hash-5'), records: broken() })).rejects.toThrow(
+    'parse failure',
+  )
+  const rows = rowsOf<{ n: number }>(
+    await t.db.database.db.execute(
+      sql`select (select count(*)::int from aggregate_reports where report_id = 'large-broken')
+        + (select count(*)::int from daily_rollups where host(source_ip) like '203.0.113.%') as n`,
+    ),
+  )
+  expect(rows[0]!.n).toBe(0)
+})
+
+test('rollups keep raw passes, forwarding and a few signing/SPF domains per source as evidence', async () => {
+  const writer = createAggregateWriter(t.db.database)
+  const begin = 1_701_000_000
+  const signed = (domain: string, forwarded = false): AggregateRecord => ({
+    ...record('192.0.2.77', 4, false),
+    reasons: forwarded ? [{ type: 'forwarded', comment: null }] : [],
+    dkim: [{ domain, selector: 'k1', result: 'pass', humanResult: null }],
+    spf: [{ domain: 'Bounce.ESP.example.', scope: 'mfrom', result: 'pass' }],
+  })
+  await writer.write(write('evidence-1', [signed('mcsv.net'), signed('esp.example', true)], 'hash-e1', begin))
+  await writer.write(
+    write(
+      'evidence-2',
+      Array.from({ length: 10 }, (_, i) => signed(`d${i}.example`)),
+      'hash-e2',
+      begin,
+    ),
+  )
+  const row = rowsOf<{
+    messages: number
+    spf_pass: number
+    dkim_pass: number
+    forwarded: number
+    dkim_domains: string[]
+    spf_domains: string[]
+  }>(
+    await t.db.database.db.execute(sql`select messages::int, spf_pass::int, dkim_pass::int, forwarded::int, dkim_domains, spf_domains
+      from daily_rollups where host(source_ip) = '192.0.2.77'`),
+  )
+  expect(row).toHaveLength(1)
+  expect(row[0]).toMatchObject({ messages: 48, spf_pass: 48, dkim_pass: 48, forwarded: 4 })
+  // Merged across reports, sorted, at most 8; domains are normalised.
+  expect(row[0]!.dkim_domains).toHaveLength(8)
+  expect(row[0]!.dkim_domains.slice(0, 2)).toEqual(['d0.example', 'd1.example'])
+  expect(row[0]!.spf_domains).toEqual(['bounce.esp.example'])
+})
