@@ -42,6 +42,8 @@ import { ingestRoutes } from './routes/ingest.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
 import { reportRoutes } from './routes/reports.ts'
+import { sourceRoutes } from './routes/sources.ts'
+import { spfRoutes } from './routes/spf.ts'
 
 // The composition root: the one place that builds adapters and hands them to use cases and routes.
 
@@ -160,6 +162,19 @@ export function buildApp(runtime: Runtime) {
     )
     .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
     .use(reportRoutes({ reports: s.reports, auth, now }))
+    .use(sourceRoutes({ database, reports: s.reports, auth, dns: runtime.dns, now }))
+    .use(
+      spfRoutes({
+        database,
+        reports: s.reports,
+        auth,
+        dns: runtime.dns,
+        now,
+        counter: s.counter,
+        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+        spf: config.spf,
+      }),
+    )
     .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))
     .use(
       ingestRoutes({

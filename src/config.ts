@@ -43,6 +43,20 @@ export interface Config {
   smtp: { port: number; host: string; lmtp: boolean } | null
   /** Outbound HTTP (webhooks, MTA-STS policies) may reach private addresses: for tests and closed networks. */
   webhookAllowPrivate: boolean
+  /**
+   * The zone the service hosts managed SPF (and DMARC) records under, and its built-in
+   * authoritative DNS responder (null port: not started; the zone can still be published through a
+   * connected DNS provider).
+   */
+  spf: {
+    zone: string
+    dnsPort: number | null
+    dnsHost: string
+    nameservers: string[]
+    hostmaster: string
+    /** Hours between re-planning flattened records (provider ranges change). */
+    reflattenHours: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -133,6 +147,16 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate:
       oneOf('WEBHOOK_ALLOW_PRIVATE', ['0', '1', 'true', 'false'] as const, '0') === '1' ||
       get('WEBHOOK_ALLOW_PRIVATE') === 'true',
+    spf: {
+      zone: (get('SPF_ZONE') ?? `spf.${ingestDomain}`).toLowerCase().replace(/\.$/, ''),
+      dnsPort: get('SPF_DNS_PORT') === undefined ? null : int('SPF_DNS_PORT', 5353, 0, 65535),
+      dnsHost: get('SPF_DNS_HOST') ?? '0.0.0.0',
+      nameservers: (get('SPF_NAMESERVERS') ?? `ns1.${ingestDomain}`)
+        .split(/[\s,]+/)
+        .filter((name) => name !== ''),
+      hostmaster: get('SPF_HOSTMASTER') ?? `hostmaster.${ingestDomain}`,
+      reflattenHours: int('SPF_REFLATTEN_HOURS', 6, 1, 24 * 7),
+    },
   }
   const dnsServers = get('DNS_SERVERS')
   if (dnsServers !== undefined) {
