@@ -1,3 +1,4 @@
+import { parseSecretKey } from '../infrastructure/crypto/secret-box.ts'
 import { type DnsServer, parseDnsServers } from '../infrastructure/dns/dns-packet-resolver.ts'
 
 // Configuration from the environment, validated once at start (contract §0).
@@ -43,6 +44,8 @@ export interface Config {
   smtp: { port: number; host: string; lmtp: boolean } | null
   /** Outbound HTTP (webhooks, MTA-STS policies) may reach private addresses: for tests and closed networks. */
   webhookAllowPrivate: boolean
+  /** SECRET_KEY: 32 bytes (hex or base64) sealing stored secrets; unset: a key file in DATA_DIR. */
+  secretKey: Uint8Array | null
   /**
    * The zone the service hosts managed SPF (and DMARC) records under, and its built-in
    * authoritative DNS responder (null port: not started; the zone can still be published through a
@@ -147,6 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate:
       oneOf('WEBHOOK_ALLOW_PRIVATE', ['0', '1', 'true', 'false'] as const, '0') === '1' ||
       get('WEBHOOK_ALLOW_PRIVATE') === 'true',
+    secretKey: null,
     spf: {
       zone: (get('SPF_ZONE') ?? `spf.${ingestDomain}`).toLowerCase().replace(/\.$/, ''),
       dnsPort: get('SPF_DNS_PORT') === undefined ? null : int('SPF_DNS_PORT', 5353, 0, 65535),
@@ -157,6 +161,12 @@ export function loadConfig(env: Env = process.env): Config {
       hostmaster: get('SPF_HOSTMASTER') ?? `hostmaster.${ingestDomain}`,
       reflattenHours: int('SPF_REFLATTEN_HOURS', 6, 1, 24 * 7),
     },
+  }
+  const secretKey = get('SECRET_KEY')
+  if (secretKey !== undefined) {
+    config.secretKey = parseSecretKey(secretKey)
+    if (config.secretKey === null)
+      problems.push('SECRET_KEY must be 32 bytes, as 64 hex characters or base64')
   }
   const dnsServers = get('DNS_SERVERS')
   if (dnsServers !== undefined) {
