@@ -53,7 +53,10 @@ export async function keyFromFile(path: string): Promise<Uint8Array> {
 
 export async function secretBox(rawKey: Uint8Array): Promise<SecretBox> {
   if (rawKey.length !== 32) throw new Error('the secret key must be 32 bytes')
-  const key = await crypto.subtle.importKey('raw', rawKey, 'AES-GCM', false, ['encrypt', 'decrypt'])
+  const key = await crypto.subtle.importKey('raw', new Uint8Array(rawKey), 'AES-GCM', false, [
+    'encrypt',
+    'decrypt',
+  ])
   // The context (e.g. "webhook:<account id>") is authenticated data: a sealed value copied to
   // another row does not open there.
   const aad = (context: string) => new TextEncoder().encode(context)
