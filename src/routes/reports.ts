@@ -8,7 +8,7 @@ import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 
-const PeriodQuery = {
+export const PeriodQuery = {
   days: t.Optional(
     t.Integer({ minimum: 1, maximum: 90, description: 'The last N days (default 30, at most 90)' }),
   ),

@@ -1,10 +1,45 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
+import { discoverDmarc } from '../../domain/dmarc/discovery.ts'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
+import { MAX_DAYS, type Period, periodOf } from '../../domain/reports/period.ts'
+import { offsetOf, pageMeta } from '../../domain/shared/pagination.ts'
+import { invalid, type Result } from '../../domain/shared/result.ts'
+import { classifyStats, listSources, type SourceDeps } from '../../domain/sources/list-sources.ts'
+import { simulateProposal } from '../../domain/sources/simulate-proposal.ts'
+import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
+import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
+import { formatIp, parseIp } from '../../domain/spf/ip.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import type { AuthDeps } from '../../plugins/auth.ts'
+import {
+  dailyVolumes,
+  listOverrides,
+  setOverride,
+  sourceStats,
+} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
+import { item, pageRequest } from '../../plugins/envelope.ts'
+import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { domainIdOf } from './domain-scope.ts'
+import { PeriodQuery } from './reports.ts'
+import { presentSimulation, SimulateBody, SimulationModel } from './simulation-models.ts'
+import {
+  IntelligenceModel,
+  OverrideStatusInput,
+  presentPeriod,
+  presentReadiness,
+  presentRecommendation,
+  presentServiceGroup,
+  presentSource,
+  SourceListModel,
+  SourceModel,
+  StatusFilter,
+} from './source-models.ts'
 
-// Sending sources of a domain, recommendations and simulations (issue #5). Filled in next.
+// Sending sources of a domain, recommendations and simulations (issue #5): docs/sources.md and
+// docs/simulation.md. Figures come from the daily rollups of the caller's account and domain only.
 
 export interface SourceRouteDeps {
   database: Database
@@ -14,6 +49,200 @@ export interface SourceRouteDeps {
   now: () => Date
 }
 
-export function sourceRoutes(_deps: SourceRouteDeps) {
+const domainErrors = { ...authErrors, 403: 'Error' } as const
+
+/** `{source}` in the path: an IP address in any spelling, answered in canonical form. */
+function sourceIp(text: string): Result<string> {
+  const parsed = parseIp(text.trim())
+  if (parsed === null) return invalid('source', 'The source must be an IP address (IPv4 or IPv6).')
+  return { ok: true, value: formatIp(parsed) }
+}
+
+export function sourceRoutes(deps: SourceRouteDeps) {
+  const db = deps.database.db
+  const spfTree = (domain: string) => resolveSpfTree({ dns: deps.dns }, domain)
+
+  /** The caller's domain: its id (403 domain_not_found otherwise) and its normalised name. */
+  async function domainOf(accountId: string, name: string) {
+    const id = await domainIdOf(deps.reports, accountId, name)
+    const checked = normalizeDomainName(name)
+    return { accountId, domainId: id, name: checked.ok ? checked.name : name }
+  }
+
+  type Scope = Awaited<ReturnType<typeof domainOf>>
+  const sourceDeps = (scope: Scope): SourceDeps => ({
+    stats: (period) => sourceStats(db, { ...scope, ...period }),
+    overrides: () => listOverrides(db, scope),
+    spfTree,
+  })
+  const volumeOf = async (scope: Scope, period: Period) =>
+    (await dailyVolumes(db, { ...scope, ...period })).reduce((sum, day) => sum + day.messages, 0)
+
   return new Elysia({ name: 'routes:sources', prefix: '/domains', detail: { tags: ['Sources'] } })
+    .use(apiModels)
+    .use(authPlugin(deps.auth))
+    .model({
+      SourceList: SourceListModel,
+      SourceItem: t.Object({ data: SourceModel }),
+      SourceUpdate: t.Object({
+        status: t.Nullable(OverrideStatusInput, {
+          description: 'Your verdict on the IP; null removes it and the classification applies again',
+        }),
+        note: t.Optional(
+          t.Nullable(
+            t.String({ maxLength: 500, description: 'Omitted keeps the stored note; null clears it' }),
+          ),
+        ),
+      }),
+      SourceIntelligence: IntelligenceModel,
+      SimulationRequest: SimulateBody,
+      Simulation: SimulationModel,
+    })
+    .get(
+      '/:name/sources',
+      async ({ principal, params, query }) => {
+        const scope = await domainOf(principal.accountId, params.name)
+        const period = unwrap(periodOf(query, deps.now()))
+        const page = pageRequest(query)
+        const found = await listSources(sourceDeps(scope), {
+          domain: scope.name,
+          period,
+          filter: { status: query.status, service: query.service, q: query.q },
+          page,
+        })
+        return {
+          data: found.items.map((view) => presentSource(view, found.volume)),
+          meta: {
+            ...pageMeta(found.total, page),
+            period: presentPeriod(period),
+            services: found.services.map(presentServiceGroup),
+          },
+        }
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String() }),
+        query: t.Object({
+          ...PeriodQuery,
+          ...PaginationQuery,
+          status: t.Optional(StatusFilter),
+          service: t.Optional(t.String({ maxLength: 100, description: 'A catalog service id' })),
+          q: t.Optional(
+            t.String({ maxLength: 200, description: 'IP prefix, or part of the PTR or service name' }),
+          ),
+        }),
+        response: { 200: 'SourceList', ...domainErrors },
+        detail: {
+          summary: 'Sending sources of a domain, classified (last 30 days by default, at most 90)',
+          description:
+            'Every IP that sent as the domain in the period, with the sending service it belongs to (catalog, PTR, SPF includes, DKIM d=), a status, your override, and its figures; heaviest first. `meta.services` sums all sources by service.',
+        },
+      },
+    )
+    .get(
+      '/:name/sources/intelligence',
+      async ({ principal, params, query }) => {
+        const scope = await domainOf(principal.accountId, params.name)
+        const period = unwrap(periodOf(query, deps.now()))
+        const page = pageRequest(query)
+        const result = await sourceIntelligence(
+          {
+            ...sourceDeps(scope),
+            daily: (window) => dailyVolumes(db, { ...scope, ...window }),
+            async dmarcPolicy(domain) {
+              const found = await discoverDmarc({ dns: deps.dns }, domain)
+              return {
+                policy: found.appliedPolicy?.policy ?? 'missing',
+                pct: found.appliedPolicy === null ? null : (found.record?.pct ?? null),
+              }
+            },
+          },
+          { domain: scope.name, period },
+        )
+        const start = offsetOf(page)
+        return {
+          data: result.recommendations.slice(start, start + page.perPage).map(presentRecommendation),
+          meta: {
+            ...pageMeta(result.recommendations.length, page),
+            period: presentPeriod(period),
+            readiness: presentReadiness(result.readiness),
+          },
+        }
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String() }),
+        query: t.Object({ ...PeriodQuery, ...PaginationQuery }),
+        response: { 200: 'SourceIntelligence', ...domainErrors },
+        detail: {
+          summary: 'Recommendations from the domain’s sources, and DMARC policy readiness',
+          description:
+            'Authorise a service in SPF, enable DKIM, block spoofing, forwarding, unknown volume, advance the policy: sorted by priority, then messages concerned. Rules and thresholds: docs/sources.md. `meta.readiness` is computed over the last 14 days.',
+        },
+      },
+    )
+    .patch(
+      '/:name/sources/:source',
+      async ({ principal, params, body }) => {
+        const scope = await domainOf(principal.accountId, params.name)
+        const ip = unwrap(sourceIp(params.source))
+        // A verdict is accepted for an IP that sent for the domain in the longest period the API
+        // shows; the source is answered with its figures over that period.
+        const period = unwrap(periodOf({ days: MAX_DAYS }, deps.now()))
+        const [stats, volume] = await Promise.all([
+          sourceStats(db, { ...scope, ...period, ip }),
+          volumeOf(scope, period),
+        ])
+        if (stats.length === 0) throw new FailureError({ code: 'not_found', resource: 'source' })
+        const [override, tree] = await Promise.all([
+          setOverride(db, { ...scope, ip, status: body.status, note: body.note, now: deps.now() }),
+          spfTree(scope.name),
+        ])
+        const [view] = classifyStats({
+          domain: scope.name,
+          stats,
+          overrides: override === null ? [] : [override],
+          spfTree: tree,
+        })
+        return item(presentSource(view!, volume))
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String(), source: t.String({ examples: ['203.0.113.7'] }) }),
+        body: 'SourceUpdate',
+        parse: 'json',
+        response: { 200: 'SourceItem', ...domainErrors, 404: 'Error' },
+        detail: {
+          summary: 'Mark a source legitimate, unwanted or a forwarder (or clear the mark)',
+          description:
+            'The path names the source by IP address, in any spelling. An IP that did not send for the domain in the last 90 days is 404 `not_found`. The answer shows the source over the last 90 days.',
+        },
+      },
+    )
+    .post(
+      '/:name/simulate',
+      async ({ principal, params, body }) => {
+        const scope = await domainOf(principal.accountId, params.name)
+        const period = unwrap(periodOf({ days: body.days }, deps.now()))
+        const simulation = unwrap(
+          await simulateProposal(
+            { stats: sourceDeps(scope).stats, dns: deps.dns, now: deps.now },
+            { domain: scope.name, period, spfRecord: body.spf_record, dmarcRecord: body.dmarc_record },
+          ),
+        )
+        return item(presentSimulation(presentPeriod(period), simulation))
+      },
+      {
+        auth: true,
+        params: t.Object({ name: t.String() }),
+        body: 'SimulationRequest',
+        parse: 'json',
+        response: { 200: 'Simulation', ...domainErrors },
+        detail: {
+          summary: 'What a proposed SPF record or DMARC policy would do to the last N days of mail',
+          description:
+            'Replays the per-source report figures against `spf_record` (through check_host, the 500 largest sources) and/or `dmarc_record` (p, pct, t=y). At least one of the two is required. Approximations: docs/simulation.md.',
+        },
+      },
+    )
 }

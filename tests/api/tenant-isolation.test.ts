@@ -23,6 +23,8 @@ interface Case {
   stranger: { status: number; check?: (body: any) => void }
 }
 
+const PUBLIC_LIMIT = '1000'
+
 const cases: Case[] = [
   {
     method: 'GET',
@@ -91,6 +93,32 @@ const cases: Case[] = [
     method: 'GET',
     route: '/api/v1/domains/:name/reports/:id',
     path: () => '/api/v1/domains/owned.example/reports/1',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name/sources',
+    path: () => '/api/v1/domains/owned.example/sources',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name/sources/intelligence',
+    path: () => '/api/v1/domains/owned.example/sources/intelligence',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'PATCH',
+    route: '/api/v1/domains/:name/sources/:source',
+    path: () => '/api/v1/domains/owned.example/sources/192.0.2.1',
+    body: () => ({ status: 'legitimate' }),
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/simulate',
+    path: () => '/api/v1/domains/owned.example/simulate',
+    body: () => ({ dmarc_record: 'v=DMARC1; p=reject' }),
     stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
   },
   {
@@ -178,7 +206,11 @@ const cases: Case[] = [
 ]
 
 beforeAll(async () => {
-  t = await startTestApp({}, { queue: true })
+  t = await startTestApp(
+    // Every route is called unauthenticated five times: more than the default per-IP limit.
+    { RATE_LIMIT_PUBLIC_PER_MINUTE: PUBLIC_LIMIT, RATE_LIMIT_API_PER_MINUTE: '100000' },
+    { queue: true },
+  )
   owner = await t.account()
   ownerKey = (
     await t.request('GET', '/api/v1/ingest/address', { token: owner.token })
@@ -232,7 +264,7 @@ describe.each(['none', 'malformed', 'unknown', 'expired', 'revoked'])('with a %s
       expect(res.status).toBe(401)
       expect(res.body.error).toBe('invalid_token')
       expect(res.body.message).toContain('Settings → API Access')
-      expect(res.headers.get('x-ratelimit-limit')).toBe('100')
+      expect(res.headers.get('x-ratelimit-limit')).toBe(PUBLIC_LIMIT)
       expect(res.headers.get('x-request-id')).toBeTruthy()
     },
   )
