@@ -5,7 +5,7 @@ import { createAccount, createToken } from '../domain/accounts/use-cases.ts'
 import { rowsOf } from '../infrastructure/db/database.ts'
 import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { buildApp, intake, resolvers, stores, systemRandom } from '../src/compose.ts'
+import { buildApp, intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
 import { createQueues } from '../src/jobs/queues.ts'
@@ -22,6 +22,7 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   INGEST_DOMAIN: 'in.bench.test',
   RATE_LIMIT_API_PER_MINUTE: '10000000',
+  SECRET_KEY: '11'.repeat(32),
 })
 const now = () => new Date()
 const boss = await startBoss(database, { background: false })
@@ -33,6 +34,7 @@ const runtime = {
   now,
   random: systemRandom,
   boss,
+  secrets: await openSecretBox(config),
   ...resolvers(config, now),
 }
 const s = stores(database)
@@ -127,6 +129,7 @@ if (only('queue')) {
     env: {
       ...process.env,
       ROLE: 'worker',
+      SECRET_KEY: '11'.repeat(32),
       DATABASE_URL: db.url,
       LOG_LEVEL: 'warn',
       INGEST_DOMAIN: 'in.bench.test',

@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../domain/dns/ports.ts'
@@ -9,6 +10,7 @@ import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
 import { cacheFound } from '../infrastructure/cache/found-cache.ts'
+import { keyFromFile, type SecretBox, secretBox } from '../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
@@ -34,6 +36,7 @@ import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
+import { alertRoutes } from './routes/alerts.ts'
 import { domainRoutes } from './routes/domains.ts'
 import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { forensicTlsRoutes } from './routes/forensic-tls.ts'
@@ -44,6 +47,7 @@ import { postureRoutes } from './routes/posture.ts'
 import { reportRoutes } from './routes/reports.ts'
 import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
+import { webhookRoutes } from './routes/webhooks.ts'
 
 // The composition root: the one place that builds adapters and hands them to use cases and routes.
 
@@ -61,6 +65,13 @@ export interface Runtime {
   verificationDns: DnsResolver
   /** The job queue; report intake enqueues in the transaction that stores the message. */
   boss: PgBoss | null
+  /** Seals stored secrets (webhook secrets, DNS provider credentials). */
+  secrets: SecretBox
+}
+
+/** SECRET_KEY, or the key file in DATA_DIR (created once, 0600). */
+export async function openSecretBox(config: Config): Promise<SecretBox> {
+  return secretBox(config.secretKey ?? (await keyFromFile(join(config.dataDir, 'secret.key'))))
 }
 
 /** The resolvers a process uses, from DNS_SERVERS and DNS_TIMEOUT_MS. */
@@ -163,6 +174,18 @@ export function buildApp(runtime: Runtime) {
     .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
     .use(reportRoutes({ reports: s.reports, auth, now }))
     .use(sourceRoutes({ database, reports: s.reports, auth, dns: runtime.dns, now }))
+    .use(alertRoutes({ database, auth, now }))
+    .use(
+      webhookRoutes({
+        database,
+        auth,
+        now,
+        random,
+        secrets: runtime.secrets,
+        dns: runtime.dns,
+        allowPrivate: config.webhookAllowPrivate,
+      }),
+    )
     .use(
       spfRoutes({
         database,

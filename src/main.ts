@@ -3,7 +3,7 @@ import { migrate } from '../infrastructure/db/migrate.ts'
 import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { type App, buildApp, intake, resolvers, systemRandom } from './compose.ts'
+import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
 import { openDatabase } from './open-database.ts'
@@ -34,7 +34,17 @@ await migrate(database)
 const now = () => new Date()
 const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
 await createQueues(boss)
-const runtime = { config, database, logger, now, random: systemRandom, boss, ...resolvers(config, now) }
+const secrets = await openSecretBox(config)
+const runtime = {
+  config,
+  database,
+  logger,
+  now,
+  random: systemRandom,
+  boss,
+  secrets,
+  ...resolvers(config, now),
+}
 if (config.role !== 'api') await startWorkers(boss, runtime)
 
 let app: App | null = null

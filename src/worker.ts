@@ -1,10 +1,12 @@
 import type { PgBoss } from 'pg-boss'
 import { checkDeps, intake, type Runtime, stores } from './compose.ts'
+import { registerAlertJobs } from './jobs/alerts.ts'
 import { registerIngestJobs } from './jobs/ingest.ts'
 import { registerMailboxPolling } from './jobs/mailboxes.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
 import { registerPostureJobs } from './jobs/posture.ts'
 import { createQueues } from './jobs/queues.ts'
+import { registerWebhookJobs } from './jobs/webhooks.ts'
 
 /** Registers every queue, schedule and handler this process works on. */
 export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void> {
@@ -38,6 +40,16 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       maxMessageBytes: runtime.config.ingestMaxMessageBytes,
     },
   )
+  await registerAlertJobs(boss, { database: runtime.database, logger: runtime.logger, now: runtime.now })
+  await registerWebhookJobs(boss, {
+    database: runtime.database,
+    logger: runtime.logger,
+    now: runtime.now,
+    secrets: runtime.secrets,
+    dns: runtime.dns,
+    allowPrivate: config.webhookAllowPrivate,
+    perHour: config.rateLimits.webhooksPerHour,
+  })
   await registerPostureJobs(boss, {
     ...checkDeps(runtime, s),
     verificationDns: runtime.verificationDns,

@@ -1,7 +1,15 @@
 import { createAccount, createToken } from '../../domain/accounts/use-cases.ts'
 import { jsonLogger, type Logger } from '../../infrastructure/logging/json-logger.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
-import { type App, buildApp, type Runtime, resolvers, stores, systemRandom } from '../../src/compose.ts'
+import {
+  type App,
+  buildApp,
+  openSecretBox,
+  type Runtime,
+  resolvers,
+  stores,
+  systemRandom,
+} from '../../src/compose.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { createQueues } from '../../src/jobs/queues.ts'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
@@ -36,7 +44,8 @@ export async function startTestApp(
   options: { db?: TestDatabase; queue?: boolean } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase())
-  const config = loadConfig({ LOG_LEVEL: 'debug', ...env })
+  // A fixed key: tests never write a key file into the working directory.
+  const config = loadConfig({ LOG_LEVEL: 'debug', SECRET_KEY: '42'.repeat(32), ...env })
   const logs: string[] = []
   const logger: Logger = jsonLogger(config.logLevel, (line) => logs.push(line))
   const clock = { now: new Date() }
@@ -51,6 +60,7 @@ export async function startTestApp(
     now,
     random: systemRandom,
     boss,
+    secrets: await openSecretBox(config),
     ...resolvers(config, now),
   }
   const app = buildApp(runtime)

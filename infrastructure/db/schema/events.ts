@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts.ts'
 
@@ -13,6 +14,12 @@ export const events = pgTable(
     type: text().notNull(),
     data: jsonb().notNull(),
     occurredAt: timestamp({ withTimezone: true }).notNull(),
+    /** Set when the relay turned the event into a webhook delivery (or found no webhook). */
+    dispatchedAt: timestamp({ withTimezone: true }),
   },
-  (t) => [index().on(t.accountId, t.occurredAt)],
+  (t) => [
+    index().on(t.accountId, t.occurredAt),
+    // The relay's scan: only undispatched events, oldest first.
+    index('events_undispatched_idx').on(t.occurredAt).where(sql`${t.dispatchedAt} is null`),
+  ],
 )
