@@ -27,6 +27,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   source: 'source',
   provider: 'DNS provider',
   report: 'report',
+  spf_version: 'SPF version',
   token: 'token',
   'embed key': 'embed key',
   user: 'user',

@@ -17,3 +17,11 @@ export interface DomainEvent {
 export function domainVerified(domain: string, at: Date): DomainEvent {
   return { type: 'domain.verified', data: { domain, verified_at: at.toISOString() }, occurredAt: at }
 }
+
+/**
+ * SPF management activated for `domain`: `record` is the SPF record to publish at the domain (its
+ * own record with `include:<hosted>` added), `include` the hosted name that include points at.
+ */
+export function spfActivated(domain: string, record: string, include: string, at: Date): DomainEvent {
+  return { type: 'spf.activated', data: { domain, record, include }, occurredAt: at }
+}

@@ -1,12 +1,35 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import { fail, ok, type Result } from '../../domain/shared/result.ts'
+import type { SpfWriteDeps } from '../../domain/spf-management/managed-change.ts'
+import {
+  addSourceToSpf,
+  DETECTION_DAYS,
+  detectSources,
+} from '../../domain/spf-management/source-use-cases.ts'
+import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import type { AuthDeps } from '../../plugins/auth.ts'
+import { pgSpfSourceActivity } from '../../infrastructure/repositories/pg-spf-source-activity.ts'
+import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
+import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
+import { item, list, pageRequest } from '../../plugins/envelope.ts'
+import { unwrap } from '../../plugins/failures.ts'
 import type { Config } from '../config.ts'
+import { ActivateBody, AddSourceBody, SPF_MODELS } from './spf-models.ts'
+import {
+  presentManagement,
+  presentProposal,
+  presentPublish,
+  presentPublished,
+  presentSource,
+  presentVersion,
+  sourceOf,
+} from './spf-presenters.ts'
 
-// SPF management of a domain (issue #5). Filled in next.
+// SPF management of a domain (issue #5): docs/spf-management.md ("Storage and API"), docs/api.md.
 
 export interface SpfRouteDeps {
   database: Database
@@ -19,6 +42,217 @@ export interface SpfRouteDeps {
   spf: Config['spf']
 }
 
-export function spfRoutes(_deps: SpfRouteDeps) {
+/** Contract §3: SPF updates count against the account, 10 a minute by default. */
+export const DNS_WRITES_SCOPE = 'dns_writes'
+
+/** Model errors name sources by index as `sources[3].network`; the API's fields are dotted. */
+function dotted<T>(result: Result<T>): T {
+  if (result.ok || result.failure.code !== 'validation_failed') return unwrap(result)
+  const rename = (field: string) => field.replace(/\[(\d+)\]/g, '.$1')
+  const errors = Object.fromEntries(Object.entries(result.failure.errors).map(([k, v]) => [rename(k), v]))
+  return unwrap(fail({ ...result.failure, message: rename(result.failure.message), errors }))
+}
+
+const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
+
+const writeErrors = { ...authErrors, 403: 'Error' } as const
+const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
+
+export function spfRoutes(deps: SpfRouteDeps) {
+  const store = pgSpfStore(deps.database.db, { zone: deps.spf.zone })
+  const policy = { scope: DNS_WRITES_SCOPE, limit: deps.dnsWritesPerMinute, windowSeconds: 60 }
+  const useCases: SpfWriteDeps & { activity: ReturnType<typeof pgSpfSourceActivity> } = {
+    store,
+    dns: deps.dns,
+    now: deps.now,
+    zone: deps.spf.zone,
+    activity: pgSpfSourceActivity(deps.database.db),
+    // Counted only when a change is about to be saved: a call that changes nothing is no DNS write.
+    async dnsWrites(accountId): Promise<Result<null>> {
+      const decision = await consume(deps, { policy, subject: accountId, now: deps.now() })
+      return decision.allowed ? ok(null) : fail({ code: 'rate_limited', retryAfter: decision.retryAfter })
+    },
+  }
   return new Elysia({ name: 'routes:spf', prefix: '/domains', detail: { tags: ['SPF'] } })
+    .use(apiModels)
+    .use(authPlugin(deps.auth))
+    .model(SPF_MODELS)
+    .get(
+      '/:name/spf',
+      async ({ principal, params }) => {
+        const spf = unwrap(await getSpf(useCases, { accountId: principal.accountId, name: params.name }))
+        return item({
+          domain: spf.domain.name,
+          verified: spf.domain.verified,
+          automation_level: spf.domain.automationLevel,
+          published: presentPublished(spf.published, spf.analysis),
+          managed: spf.managed !== null,
+          management: presentManagement(spf.managed),
+        })
+      },
+      {
+        auth: true,
+        params: domainParams,
+        response: { 200: 'SpfRecord', ...authErrors, 403: 'Error' },
+        detail: {
+          summary: 'Current SPF record',
+          description:
+            'The published record with its analysis (lookups, void lookups, warnings, include tree) and, when SPF management is active, the hosted configuration, the records served and the record to publish at the domain.',
+        },
+      },
+    )
+    .post(
+      '/:name/spf/activate',
+      async ({ principal, params, body }) => {
+        const result = dotted(
+          await activate(useCases, {
+            accountId: principal.accountId,
+            name: params.name,
+            actor: actorOf(principal),
+            sources: body?.sources?.map(sourceOf),
+            all: body?.all,
+            flatten: body?.flatten,
+          }),
+        )
+        return item({
+          domain: result.domain,
+          changed: result.changed,
+          activated: result.activated,
+          management: presentManagement(result.view)!,
+        })
+      },
+      {
+        auth: true,
+        params: domainParams,
+        body: t.Optional(ActivateBody),
+        parse: 'json',
+        response: { 200: 'SpfActivation', ...writeErrors },
+        detail: {
+          summary: 'Activate SPF management',
+          description:
+            'Verified domains only (403 `forbidden` otherwise). Serves the sources at `<label>.<SPF_ZONE>` and answers the record to publish at the domain (its own with `include:<hosted>`). Sends `spf.activated` once; activating again returns the current state, or with different settings saves them as a new version. Counts as a DNS write (10/minute per account) when it writes. 400 `spf_lookup_limit_exceeded` when the sources need more than the lookup budget and `flatten` is `never`.',
+        },
+      },
+    )
+    .post(
+      '/:name/spf/detect-sources',
+      async ({ principal, params }) => {
+        const result = unwrap(
+          await detectSources(useCases, {
+            accountId: principal.accountId,
+            name: params.name,
+            actor: actorOf(principal),
+          }),
+        )
+        return item({
+          domain: result.domain,
+          period: { from: result.since, days: DETECTION_DAYS },
+          automation_level: result.automationLevel,
+          applied: result.applied,
+          proposals: result.proposals.map(presentProposal),
+          management: presentManagement(result.managed),
+        })
+      },
+      {
+        auth: true,
+        params: domainParams,
+        response: { 200: 'SpfDetection', ...writeErrors },
+        detail: {
+          summary: 'Auto-detect SPF sources from DMARC reports',
+          description:
+            "Senders of the last 30 days that look legitimate (a known service with DKIM-aligned mail, or marked legitimate) but fail SPF alignment, one proposal per term with its volumes. For managed domains at automation level `automatic` the proposals are applied as a new version (reason 'detected sources', a DNS write); otherwise they are only proposed (approve one with add-to-spf).",
+        },
+      },
+    )
+    .post(
+      '/:name/sources/:source/add-to-spf',
+      async ({ principal, params, body }) => {
+        const result = dotted(
+          await addSourceToSpf(useCases, {
+            accountId: principal.accountId,
+            name: params.name,
+            ip: params.source,
+            include: body?.include,
+            network: body?.network,
+            actor: actorOf(principal),
+          }),
+        )
+        const { term: _term, ...source } = presentSource(result.source)
+        return item({
+          domain: result.domain,
+          source,
+          service: result.service,
+          changed: result.changed,
+          managed: result.managed !== null,
+          publish: presentPublish(result.publish),
+          management: presentManagement(result.managed),
+        })
+      },
+      {
+        auth: true,
+        params: t.Object({
+          name: t.String({ examples: ['example.com'] }),
+          source: t.String({ description: 'A source IP of the domain', examples: ['149.72.10.20'] }),
+        }),
+        body: t.Optional(AddSourceBody),
+        parse: 'json',
+        response: { 200: 'SpfSourceAdded', ...writeErrors, 404: 'Error' },
+        detail: {
+          summary: 'Add the source to the SPF record',
+          description:
+            "Authorises a source IP seen in the domain's reports (404 `not_found` otherwise): as its service's documented include when the catalog knows the service, else as the address (`ip4:`/`ip6:`); `include` or `network` in the body override that. Managed domains (verified only) get a new version, a DNS write; unmanaged ones get the record to publish and nothing is written. 400 `spf_lookup_limit_exceeded` when the result needs more than 10 DNS lookups and flattening is off (always, for unmanaged domains).",
+        },
+      },
+    )
+    .get(
+      '/:name/spf/versions',
+      async ({ principal, params, query }) => {
+        const page = pageRequest(query)
+        const versions = unwrap(
+          await listVersions(useCases, { accountId: principal.accountId, name: params.name, page }),
+        )
+        return list(versions, page, presentVersion)
+      },
+      {
+        auth: true,
+        params: domainParams,
+        query: t.Object(PaginationQuery),
+        response: { 200: 'SpfVersionList', ...authErrors, 403: 'Error' },
+        detail: {
+          summary: 'Versions of the managed SPF record',
+          description:
+            'Newest first, each with its configuration, the records it served, who made it and why, and what it changed. Empty for a domain that is not managed.',
+        },
+      },
+    )
+    .post(
+      '/:name/spf/rollback',
+      async ({ principal, params, body }) => {
+        const result = unwrap(
+          await rollback(useCases, {
+            accountId: principal.accountId,
+            name: params.name,
+            version: body.version,
+            actor: actorOf(principal),
+          }),
+        )
+        return item({
+          domain: result.domain,
+          changed: result.changed,
+          management: presentManagement(result.view)!,
+        })
+      },
+      {
+        auth: true,
+        params: domainParams,
+        body: 'SpfRollback',
+        parse: 'json',
+        response: { 200: 'SpfRolledBack', ...writeErrors, 404: 'Error' },
+        detail: {
+          summary: 'Roll the managed SPF record back to a version',
+          description:
+            'Saves a new version serving exactly what the given version served (its configuration and records). Rolling back to what is served already changes nothing. An unknown version, or a domain that is not managed, is 404 `not_found`. A DNS write; verified domains only.',
+        },
+      },
+    )
 }

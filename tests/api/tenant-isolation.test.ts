@@ -123,6 +123,43 @@ const cases: Case[] = [
   },
   {
     method: 'GET',
+    route: '/api/v1/domains/:name/spf',
+    path: () => '/api/v1/domains/owned.example/spf',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/spf/activate',
+    path: () => '/api/v1/domains/owned.example/spf/activate',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/spf/detect-sources',
+    path: () => '/api/v1/domains/owned.example/spf/detect-sources',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/sources/:source/add-to-spf',
+    path: () => '/api/v1/domains/owned.example/sources/192.0.2.1/add-to-spf',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name/spf/versions',
+    path: () => '/api/v1/domains/owned.example/spf/versions',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/spf/rollback',
+    path: () => '/api/v1/domains/owned.example/spf/rollback',
+    body: () => ({ version: 1 }),
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
     route: '/api/v1/dmarc-reports/overview',
     path: () => '/api/v1/dmarc-reports/overview',
     stranger: { status: 200, check: (body) => expect(body.data.totals.messages).toBe(0) },
