@@ -54,3 +54,14 @@ export const authErrors = {
   401: 'Error',
   429: 'RateLimitError',
 } as const
+
+/**
+ * An enum without a default. Elysia's UnionEnum carries `default: <first value>`, which Elysia
+ * writes into every body or query that lacks the field (a PATCH without `automation_level` would
+ * reset it to the first value) and OpenAPI shows as if it were one.
+ */
+export function enumOf<const T extends readonly [string, ...string[]]>(values: T, description?: string) {
+  const schema = t.UnionEnum(values, description === undefined ? {} : { description })
+  delete (schema as { default?: unknown }).default
+  return schema
+}

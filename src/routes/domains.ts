@@ -8,16 +8,16 @@ import {
 import type { DomainDeps } from '../../domain/domains/use-cases.ts'
 import { addDomain, getDomain, listDomains, updateDomain } from '../../domain/domains/use-cases.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
-import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import { apiModels, authErrors, enumOf, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import type { AuthDeps } from '../../plugins/auth.ts'
 import { authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 
-const AutomationLevel = t.UnionEnum([...AUTOMATION_LEVELS], {
-  description:
-    'manual: monitor and alert only; assisted: prepare SPF and DMARC changes and wait for approval; automatic: apply SPF updates and advance the DMARC policy when safe',
-})
+const AutomationLevel = enumOf(
+  AUTOMATION_LEVELS,
+  'manual: monitor and alert only; assisted: prepare SPF and DMARC changes and wait for approval; automatic: apply SPF updates and advance the DMARC policy when safe',
+)
 const AreaStatus = t.UnionEnum(['unknown', 'ok', 'warning', 'error', 'missing'])
 
 export const DomainModel = t.Object({

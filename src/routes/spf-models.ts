@@ -1,18 +1,7 @@
 import { t } from 'elysia'
-import { PageMeta } from '../../plugins/api-models.ts'
+import { enumOf, PageMeta } from '../../plugins/api-models.ts'
 
 // OpenAPI models of the SPF management API (src/routes/spf.ts); presenters in spf-presenters.ts.
-
-/**
- * An enum without a default. Elysia's UnionEnum carries `default: <first value>`, which Elysia
- * writes into every body that lacks the field (an absent `all` would read as '-all') and OpenAPI
- * shows as if it were one.
- */
-function enumOf<const T extends readonly [string, ...string[]]>(values: T, description?: string) {
-  const schema = t.UnionEnum(values, description === undefined ? {} : { description })
-  delete (schema as { default?: unknown }).default
-  return schema
-}
 
 const SourceKind = enumOf(['include', 'a', 'mx', 'ip4', 'ip6'])
 

@@ -216,6 +216,8 @@ describe('organizations', () => {
       body: { organization_id: null },
     })
     expect(left.body.data.organization_id).toBeNull()
+    // A PATCH without automation_level keeps it (no schema default written into the body).
+    expect(left.body.data.automation_level).toBe('automatic')
   })
 
   test('another account’s organization cannot be joined or read', async () => {
