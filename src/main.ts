@@ -1,8 +1,10 @@
 import type { PgBoss } from 'pg-boss'
 import { migrate } from '../infrastructure/db/migrate.ts'
+import { startAuthoritativeResponder } from '../infrastructure/dns/authoritative-responder.ts'
 import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { pgSpfStore } from '../infrastructure/repositories/pg-spf-store.ts'
 import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
@@ -35,6 +37,7 @@ const now = () => new Date()
 const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
 await createQueues(boss)
 const secrets = await openSecretBox(config)
+const hostedRecords = pgSpfStore(database.db, { zone: config.spf.zone })
 const runtime = {
   config,
   database,
@@ -69,12 +72,26 @@ const smtp =
         },
       )
     : null
+// The authoritative responder for SPF_ZONE (managed SPF and DMARC records) runs with the API.
+const responder =
+  config.spf.dnsPort !== null && config.role !== 'worker'
+    ? await startAuthoritativeResponder({
+        host: config.spf.dnsHost,
+        port: config.spf.dnsPort,
+        zone: config.spf.zone,
+        nameservers: config.spf.nameservers,
+        hostmaster: config.spf.hostmaster,
+        lookup: (name) => hostedRecords.hostedTxt(name),
+        logger,
+      })
+    : null
 logger.info('dmarcwatch started', {
   role: config.role,
   database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgresql',
   url: app ? `http://${config.host}:${app.server?.port}` : undefined,
   docs: app ? `${config.publicUrl}/swagger` : undefined,
   smtp: smtp ? `${config.smtp?.lmtp ? 'lmtp' : 'smtp'}://${config.smtp?.host}:${smtp.port}` : undefined,
+  dns: responder ? `${config.spf.dnsHost}:${responder.port} (${config.spf.zone})` : undefined,
 })
 
 let stopping = false
@@ -92,6 +109,7 @@ async function shutdown(signal: string): Promise<void> {
     // Stop taking requests and let in-flight ones finish, then let running jobs finish.
     await app?.stop(false)
     await smtp?.close()
+    await responder?.close()
     await boss.stop({
       graceful: true,
       timeout: Math.max(1000, config.shutdownTimeoutMs - 3000),

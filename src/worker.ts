@@ -6,6 +6,7 @@ import { registerMailboxPolling } from './jobs/mailboxes.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
 import { registerPostureJobs } from './jobs/posture.ts'
 import { createQueues } from './jobs/queues.ts'
+import { registerSpfJobs } from './jobs/spf.ts'
 import { registerWebhookJobs } from './jobs/webhooks.ts'
 
 /** Registers every queue, schedule and handler this process works on. */
@@ -49,6 +50,14 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     dns: runtime.dns,
     allowPrivate: config.webhookAllowPrivate,
     perHour: config.rateLimits.webhooksPerHour,
+  })
+  await registerSpfJobs(boss, {
+    db: runtime.database.db,
+    dns: runtime.dns,
+    now: runtime.now,
+    logger: runtime.logger,
+    zone: config.spf.zone,
+    reflattenHours: config.spf.reflattenHours,
   })
   await registerPostureJobs(boss, {
     ...checkDeps(runtime, s),

@@ -1,8 +1,10 @@
 import type { PgBoss, Queue } from 'pg-boss'
 import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { DELIVER_WEBHOOK } from '../../infrastructure/repositories/pg-webhook-relay.ts'
 import { POLL_MAILBOXES } from './mailboxes.ts'
 import { RATE_LIMIT_CLEANUP, RETENTION } from './maintenance.ts'
 import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from './posture.ts'
+import { REFLATTEN_SPF } from './spf.ts'
 
 export const ENRICH_SOURCES = 'ingest.enrich-sources'
 
@@ -27,6 +29,18 @@ const QUEUES: Queue[] = [
   { name: PROCESS_MESSAGE, retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 900 },
   { name: ENRICH_SOURCES, policy: 'singleton', retryLimit: 2, expireInSeconds: 600 },
   { name: POLL_MAILBOXES, policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
+  { name: REFLATTEN_SPF, policy: 'singleton', retryLimit: 2, expireInSeconds: 3600 },
+  // One job per webhook attempt (src/jobs/webhooks.ts). A receiver's failure is a recorded attempt,
+  // not a job failure; pg-boss retries only cover our own trouble (database down), generously, since
+  // a delivery whose job gave up would stay pending. 120 s fits a batch of 10-second attempts.
+  {
+    name: DELIVER_WEBHOOK,
+    retryLimit: 20,
+    retryDelay: 5,
+    retryBackoff: true,
+    retryDelayMax: 600,
+    expireInSeconds: 120,
+  },
 ]
 
 export async function createQueues(boss: PgBoss): Promise<void> {
