@@ -2,6 +2,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createDnsPacketResolver } from '../../infrastructure/dns/dns-packet-resolver.ts'
 import { runCli, type ServiceProcess, startService } from '../support/processes.ts'
 
 // The README's path on the embedded database: start the service, create an account and a token
@@ -15,9 +16,21 @@ afterAll(() => {
 })
 
 test('start, CLI while running, API with the token, graceful SIGTERM, CLI after stop', async () => {
-  const env = { DATA_DIR: dataDir, INGEST_DOMAIN: 'reports.example.net' }
+  const env = {
+    DATA_DIR: dataDir,
+    INGEST_DOMAIN: 'reports.example.net',
+    SPF_DNS_PORT: '0',
+    SPF_DNS_HOST: '127.0.0.1',
+  }
   service = await startService(env)
   expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+
+  // The hosted zone's responder runs with the API: authoritative for spf.<INGEST_DOMAIN>.
+  const started = JSON.parse(service.lines.find((l) => l.includes('"dmarcwatch started"'))!)
+  const dnsPort = Number(/:(\d+) /.exec(started.dns)![1])
+  const zone = createDnsPacketResolver({ servers: [{ host: '127.0.0.1', port: dnsPort }] })
+  expect(await zone.resolve('spf.reports.example.net', 'NS')).toMatchObject({ status: 'ok' })
+  expect((await zone.resolve('unknown.spf.reports.example.net', 'TXT')).status).toBe('nxdomain')
 
   const account = await runCli(['account', 'create', '--email', 'Owner@Example.com'], env)
   expect(account.code).toBe(0)
