@@ -37,6 +37,7 @@ import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
 import { alertRoutes } from './routes/alerts.ts'
+import { dmarcRoutes } from './routes/dmarc.ts'
 import { domainRoutes } from './routes/domains.ts'
 import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { forensicTlsRoutes } from './routes/forensic-tls.ts'
@@ -174,6 +175,18 @@ export function buildApp(runtime: Runtime) {
     .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
     .use(reportRoutes({ reports: s.reports, auth, now }))
     .use(sourceRoutes({ database, reports: s.reports, auth, dns: runtime.dns, now }))
+    .use(
+      dmarcRoutes({
+        database,
+        reports: s.reports,
+        auth,
+        dns: runtime.dns,
+        now,
+        counter: s.counter,
+        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+        spf: config.spf,
+      }),
+    )
     .use(alertRoutes({ database, auth, now }))
     .use(
       webhookRoutes({

@@ -4,6 +4,7 @@ import { registerAlertJobs } from './jobs/alerts.ts'
 import { registerIngestJobs } from './jobs/ingest.ts'
 import { registerMailboxPolling } from './jobs/mailboxes.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
+import { registerPolicyJobs } from './jobs/policy.ts'
 import { registerPostureJobs } from './jobs/posture.ts'
 import { createQueues } from './jobs/queues.ts'
 import { registerSpfJobs } from './jobs/spf.ts'
@@ -58,6 +59,13 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     logger: runtime.logger,
     zone: config.spf.zone,
     reflattenHours: config.spf.reflattenHours,
+  })
+  await registerPolicyJobs(boss, {
+    database: runtime.database,
+    dns: runtime.dns,
+    logger: runtime.logger,
+    now: runtime.now,
+    zone: config.spf.zone,
   })
   await registerPostureJobs(boss, {
     ...checkDeps(runtime, s),
