@@ -178,6 +178,7 @@ export function buildApp(runtime: Runtime) {
     .use(
       dmarcRoutes({
         database,
+        reportAddress: checks.reportAddress,
         reports: s.reports,
         auth,
         dns: runtime.dns,

@@ -42,7 +42,12 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       maxMessageBytes: runtime.config.ingestMaxMessageBytes,
     },
   )
-  await registerAlertJobs(boss, { database: runtime.database, logger: runtime.logger, now: runtime.now })
+  await registerAlertJobs(boss, {
+    database: runtime.database,
+    logger: runtime.logger,
+    now: runtime.now,
+    dns: runtime.dns,
+  })
   await registerWebhookJobs(boss, {
     database: runtime.database,
     logger: runtime.logger,

@@ -25,3 +25,18 @@ export function domainVerified(domain: string, at: Date): DomainEvent {
 export function spfActivated(domain: string, record: string, include: string, at: Date): DomainEvent {
   return { type: 'spf.activated', data: { domain, record, include }, occurredAt: at }
 }
+
+/**
+ * The hosted DMARC policy of `domain` changed from `from` to `to` (contract §4): an advance by the
+ * progression engine or an approved proposal, and also a rollback (then `to` is below `from`), so a
+ * receiver of the webhook always knows the policy in force. Data exactly `{domain, from, to, reason}`.
+ */
+export function dmarcProgressed(
+  domain: string,
+  from: string,
+  to: string,
+  reason: string,
+  at: Date,
+): DomainEvent {
+  return { type: 'dmarc.progressed', data: { domain, from, to, reason }, occurredAt: at }
+}

@@ -254,10 +254,11 @@ export function pgSpfStore(db: Db, options: { zone: string }): SpfStore & Hosted
         .where(eq(hostedRecords.name, owner))
         .limit(1)
       if (rows[0] !== undefined) return { txt: rows[0].txt }
-      // Every hosted name is `<label>.<zone>` or `_spfN.<label>.<zone>`, and `<label>.<zone>` always
-      // has its record: the zone and the names above it are the only names without records that
-      // exist (RFC 8020: answering NXDOMAIN there would deny everything below).
-      if (owner === zone || zone.endsWith(`.${owner}`)) return { txt: [] }
+      // Every hosted name is `<label>.<zone>` or `_spfN.<label>.<zone>` (SPF), or
+      // `<label>._dmarc.<zone>` (hosted DMARC, pg-dmarc-hosting.ts), and `<label>.<zone>` always has
+      // its record: the zone, the names above it and `_dmarc.<zone>` are the only names without
+      // records that exist (RFC 8020: answering NXDOMAIN there would deny everything below).
+      if (owner === zone || zone.endsWith(`.${owner}`) || owner === `_dmarc.${zone}`) return { txt: [] }
       return null
     },
   }

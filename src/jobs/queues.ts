@@ -1,8 +1,17 @@
 import type { PgBoss, Queue } from 'pg-boss'
 import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { DELIVER_WEBHOOK } from '../../infrastructure/repositories/pg-webhook-relay.ts'
+import {
+  EVALUATE_OPERATIONS_ALERTS,
+  EVALUATE_POSTURE_ALERTS,
+  EVALUATE_REPORT_ALERTS,
+  SCHEDULE_OPERATIONS_ALERTS,
+  SCHEDULE_POSTURE_ALERTS,
+  SCHEDULE_REPORT_ALERTS,
+} from './alerts.ts'
 import { POLL_MAILBOXES } from './mailboxes.ts'
 import { RATE_LIMIT_CLEANUP, RETENTION } from './maintenance.ts'
+import { PROGRESS_DOMAIN, SCHEDULE_PROGRESSION } from './policy.ts'
 import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from './posture.ts'
 import { REFLATTEN_SPF } from './spf.ts'
 
@@ -40,6 +49,32 @@ const QUEUES: Queue[] = [
     retryBackoff: true,
     retryDelayMax: 600,
     expireInSeconds: 120,
+  },
+  // Alert evaluation (src/jobs/alerts.ts): schedulers enqueue one job per domain or account, stately
+  // so that a key waits at most once; a failed evaluation retries with backoff.
+  { name: SCHEDULE_POSTURE_ALERTS, retryLimit: 1, expireInSeconds: 600 },
+  { name: SCHEDULE_REPORT_ALERTS, retryLimit: 1, expireInSeconds: 600 },
+  { name: SCHEDULE_OPERATIONS_ALERTS, retryLimit: 1, expireInSeconds: 600 },
+  ...[EVALUATE_POSTURE_ALERTS, EVALUATE_REPORT_ALERTS, EVALUATE_OPERATIONS_ALERTS].map(
+    (name): Queue => ({
+      name,
+      policy: 'stately',
+      retryLimit: 3,
+      retryDelay: 30,
+      retryBackoff: true,
+      expireInSeconds: 300,
+    }),
+  ),
+  // DMARC policy progression (src/jobs/policy.ts): a daily scheduler, then one stately job per
+  // domain (at most one queued and one running); a failed run (database trouble) retries.
+  { name: SCHEDULE_PROGRESSION, retryLimit: 2, expireInSeconds: 600 },
+  {
+    name: PROGRESS_DOMAIN,
+    policy: 'stately',
+    retryLimit: 3,
+    retryDelay: 60,
+    retryBackoff: true,
+    expireInSeconds: 300,
   },
 ]
 

@@ -1,8 +1,16 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
+import { fail } from '../../domain/shared/result.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import type { AuthDeps } from '../../plugins/auth.ts'
+import { pgAlertStore, type StoredAlert } from '../../infrastructure/repositories/pg-alert-store.ts'
+import { apiModels, authErrors } from '../../plugins/api-models.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
+import { item, list, pageRequest } from '../../plugins/envelope.ts'
+import { unwrap } from '../../plugins/failures.ts'
+import { AlertListQuery, alertFilters, alertModels, presentAlert } from './alert-models.ts'
 
-// Alerts API (issue #6, contract §4): filled in next.
+// Alerts API (issue #6, contract §1 and §4): `{base_url}/alerts...` and, because the seed spells
+// them `/v1/alerts`, the same three routes under `{base_url}/v1/alerts...`, answering identically
+// and marked deprecated in OpenAPI. Alerts of another account are 404 `not_found`, as unknown ones.
 
 export interface AlertRouteDeps {
   database: Database
@@ -10,6 +18,72 @@ export interface AlertRouteDeps {
   now: () => Date
 }
 
-export function alertRoutes(_deps: AlertRouteDeps) {
+const AlertParams = t.Object({ alert: t.String({ description: 'The alert_id' }) })
+
+function found(alert: StoredAlert | null): StoredAlert {
+  return unwrap(alert === null ? fail({ code: 'not_found', resource: 'alert' }) : { ok: true, value: alert })
+}
+
+function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
+  const store = pgAlertStore(deps.database.db)
+  const deprecated = prefix !== '/alerts'
+  const detail = (summary: string, description: string) => ({
+    summary: deprecated ? `${summary} (deprecated alias of /alerts)` : summary,
+    description: deprecated
+      ? `${description} Same as the route under /api/v1/alerts, kept because the API specification lists /v1/alerts.`
+      : description,
+    ...(deprecated ? { deprecated: true } : {}),
+  })
+  return new Elysia({ name: `routes:alerts:${prefix}`, prefix, detail: { tags: ['Alerts'] } })
+    .use(apiModels)
+    .use(authPlugin(deps.auth))
+    .model(alertModels)
+    .get(
+      '',
+      async ({ principal, query }) => {
+        const filters = unwrap(alertFilters(query))
+        const page = pageRequest(query)
+        return list(await store.list(principal.accountId, filters, page), page, presentAlert)
+      },
+      {
+        auth: true,
+        query: AlertListQuery,
+        response: { 200: 'AlertList', ...authErrors },
+        detail: detail(
+          'List alerts, newest first',
+          'Filters: `status` (open, resolved or all; default all), `severity`, `domain`, `type`, and `since` / `until` on the creation time. One open alert per domain, type and subject: a condition that persists updates its alert instead of opening another.',
+        ),
+      },
+    )
+    .get(
+      '/:alert',
+      async ({ principal, params }) =>
+        item(presentAlert(found(await store.get(principal.accountId, params.alert)))),
+      {
+        auth: true,
+        params: AlertParams,
+        response: { 200: 'AlertItem', ...authErrors, 404: 'Error' },
+        detail: detail('Get an alert', 'An alert of another account, or none, is 404 `not_found`.'),
+      },
+    )
+    .post(
+      '/:alert/resolve',
+      async ({ principal, params }) =>
+        item(presentAlert(found(await store.resolve(principal.accountId, params.alert, deps.now())))),
+      {
+        auth: true,
+        params: AlertParams,
+        response: { 200: 'AlertItem', ...authErrors, 404: 'Error' },
+        detail: detail(
+          'Resolve an alert',
+          'Sets `status: resolved`, `resolution: user` and sends `alert.resolved` (data `{alert_id, domain, severity, title, resolved_at, reason}`). An alert already resolved is returned unchanged and sends nothing. A resolved alert is never reopened: if its condition still holds at the next evaluation, a new alert is opened.',
+        ),
+      },
+    )
+}
+
+export function alertRoutes(deps: AlertRouteDeps) {
   return new Elysia({ name: 'routes:alerts', detail: { tags: ['Alerts'] } })
+    .use(alertGroup(deps, '/alerts'))
+    .use(alertGroup(deps, '/v1/alerts'))
 }

@@ -1,12 +1,40 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
+import { cnameToPublish } from '../../domain/dmarc/hosting.ts'
+import { getDmarc, type HostingDeps, hostDmarc, updateDmarc } from '../../domain/dmarc/hosting-use-cases.ts'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import type { ProgressionWriteDeps } from '../../domain/policy/ports.ts'
+import { approveProposal, rollbackPolicy, viewProgression } from '../../domain/policy/use-cases.ts'
+import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import { fail, ok, type Result } from '../../domain/shared/result.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
+import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
+import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
+import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import type { AuthDeps } from '../../plugins/auth.ts'
+import {
+  dailyVolumes,
+  listOverrides,
+  sourceStats,
+} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { apiModels, authErrors } from '../../plugins/api-models.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
+import { item } from '../../plugins/envelope.ts'
+import { unwrap } from '../../plugins/failures.ts'
 import type { Config } from '../config.ts'
+import {
+  DMARC_MODELS,
+  presentApplied,
+  presentDelegation,
+  presentHosted,
+  presentHosting,
+  presentProgression,
+  presentPublished,
+} from './dmarc-models.ts'
+import { DNS_WRITES_SCOPE } from './spf.ts'
 
-// Hosted DMARC records and policy progression (issues #5 and #6): filled in next.
+// Hosted DMARC records (issue #5) and DMARC policy progression (issue #6): docs/hosted-dns.md,
+// docs/policy-progression.md, docs/api.md. The domain is `:name` here as in every /domains route
+// (Elysia allows one parameter name per path position).
 
 export interface DmarcRouteDeps {
   database: Database
@@ -17,8 +45,198 @@ export interface DmarcRouteDeps {
   counter: RateLimitCounter
   dnsWritesPerMinute: number
   spf: Config['spf']
+  /**
+   * The account's report address (compose.ts: `checks.reportAddress`). Without it the address is
+   * `<ingest key>@<SPF_ZONE without its leading "spf.">`, which is right for the default SPF_ZONE.
+   */
+  reportAddress?: (accountId: string) => Promise<string>
 }
 
-export function dmarcRoutes(_deps: DmarcRouteDeps) {
+const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
+const writeErrors = { ...authErrors, 403: 'Error' } as const
+const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
+
+export function dmarcRoutes(deps: DmarcRouteDeps) {
+  const db = deps.database.db
+  const zone = deps.spf.zone
+  const accounts = pgAccountStore(db)
+  const policy = { scope: DNS_WRITES_SCOPE, limit: deps.dnsWritesPerMinute, windowSeconds: 60 }
+  // Counted only when a change is about to be saved: a call that changes nothing is no DNS write.
+  const dnsWrites = async (accountId: string): Promise<Result<null>> => {
+    const decision = await consume(deps, { policy, subject: accountId, now: deps.now() })
+    return decision.allowed ? ok(null) : fail({ code: 'rate_limited', retryAfter: decision.retryAfter })
+  }
+  const reportAddress =
+    deps.reportAddress ??
+    (async (accountId: string) =>
+      `${(await accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${zone.replace(/^spf\./, '')}`)
+  const hosting: HostingDeps = {
+    store: pgDmarcHosting(db, { zone }),
+    dns: deps.dns,
+    now: deps.now,
+    reportAddress,
+    dnsWrites,
+  }
+  const progression: ProgressionWriteDeps = {
+    store: pgPolicyStore(db, { zone }),
+    figures: {
+      stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
+      overrides: (scope) => listOverrides(db, scope),
+      daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
+    },
+    dns: deps.dns,
+    now: deps.now,
+    dnsWrites,
+  }
+
   return new Elysia({ name: 'routes:dmarc', prefix: '/domains', detail: { tags: ['DMARC'] } })
+    .use(apiModels)
+    .use(authPlugin(deps.auth))
+    .model(DMARC_MODELS)
+    .get(
+      '/:name/dmarc',
+      async ({ principal, params }) => {
+        const state = unwrap(await getDmarc(hosting, { accountId: principal.accountId, name: params.name }))
+        const { domain, hosted } = state
+        return item({
+          domain: domain.name,
+          verified: domain.verified,
+          automation_level: domain.automationLevel,
+          published: presentPublished(state.published),
+          delegation: presentDelegation(state.delegation),
+          cname: hosted === null ? null : { ...cnameToPublish(domain.name, hosted.name) },
+          hosted: hosted === null ? null : presentHosted(hosted),
+        })
+      },
+      {
+        auth: true,
+        params: domainParams,
+        response: { 200: 'DmarcState', ...writeErrors },
+        detail: {
+          summary: 'DMARC record: published, hosted, and the CNAME between them',
+          description:
+            '`published` is what receivers find for the domain now (RFC 9989 §4.10 discovery, through a CNAME when there is one); `hosted` what the service serves at `<label>._dmarc.<SPF_ZONE>` (null until hosted); `delegation` whether `_dmarc.<domain>` is a CNAME to it, checked live over DNS; `cname` the record to publish.',
+        },
+      },
+    )
+    .post(
+      '/:name/dmarc/host',
+      async ({ principal, params, body }) => {
+        const result = unwrap(
+          await hostDmarc(hosting, {
+            accountId: principal.accountId,
+            name: params.name,
+            record: body?.record,
+            actor: actorOf(principal),
+          }),
+        )
+        return item(presentHosting(result))
+      },
+      {
+        auth: true,
+        params: domainParams,
+        body: t.Optional(DMARC_MODELS.DmarcHostBody),
+        parse: 'json',
+        response: { 200: 'DmarcHosting', ...writeErrors },
+        detail: {
+          summary: 'Host the DMARC record',
+          description:
+            'Verified domains only (403 `forbidden` otherwise). Serves `record`, by default the domain’s own published record with the account’s report address added to rua, or `v=DMARC1; p=none; rua=mailto:<report address>` when it has none, at `<label>._dmarc.<SPF_ZONE>`, and answers the CNAME to publish at `_dmarc.<domain>`. Hosting again without a record changes nothing; with one it updates the record. A DNS write (10/minute per account) when it writes. An unusable record is a validation error on `record`.',
+        },
+      },
+    )
+    .put(
+      '/:name/dmarc',
+      async ({ principal, params, body }) => {
+        const result = unwrap(
+          await updateDmarc(hosting, {
+            accountId: principal.accountId,
+            name: params.name,
+            record: body.record,
+            actor: actorOf(principal),
+          }),
+        )
+        return item(presentHosting(result))
+      },
+      {
+        auth: true,
+        params: domainParams,
+        body: 'DmarcUpdateBody',
+        parse: 'json',
+        response: { 200: 'DmarcHosting', ...writeErrors, 404: 'Error' },
+        detail: {
+          summary: 'Replace the hosted DMARC record',
+          description:
+            'Serves the new record at once (audited). A change of p or pct enters the policy history as an `edit` and withdraws a waiting proposal. 404 `not_found` when the record is not hosted; 403 `forbidden` for unverified domains; a DNS write.',
+        },
+      },
+    )
+    .get(
+      '/:name/dmarc/progression',
+      async ({ principal, params }) => {
+        const view = unwrap(
+          await viewProgression(progression, { accountId: principal.accountId, name: params.name }),
+        )
+        return item(presentProgression(view))
+      },
+      {
+        auth: true,
+        params: domainParams,
+        response: { 200: 'DmarcProgression', ...writeErrors },
+        detail: {
+          summary: 'DMARC policy progression: readiness, decision, history',
+          description:
+            'What the engine would do now (`advance`, `propose`, `hold` with its reasons, `rollback`) from the last 14 days of reports, the waiting proposal (assisted domains) and the history of policy changes. Rules and thresholds: docs/policy-progression.md.',
+        },
+      },
+    )
+    .post(
+      '/:name/dmarc/progression/approve',
+      async ({ principal, params }) => {
+        const result = unwrap(
+          await approveProposal(progression, {
+            accountId: principal.accountId,
+            name: params.name,
+            actor: actorOf(principal),
+          }),
+        )
+        return item(presentApplied(result))
+      },
+      {
+        auth: true,
+        params: domainParams,
+        response: { 200: 'DmarcPolicyApplied', ...writeErrors },
+        detail: {
+          summary: 'Approve the proposed policy change',
+          description:
+            'Applies the waiting proposal of an `assisted` domain through the hosted record and sends `dmarc.progressed`. The proposal is evaluated again first; 400 (validation error on `proposal`) when none waits or it no longer holds (it is then withdrawn). Verified domains only; a DNS write.',
+        },
+      },
+    )
+    .post(
+      '/:name/dmarc/progression/rollback',
+      async ({ principal, params, body }) => {
+        const result = unwrap(
+          await rollbackPolicy(progression, {
+            accountId: principal.accountId,
+            name: params.name,
+            actor: actorOf(principal),
+            reason: body?.reason,
+          }),
+        )
+        return item(presentApplied(result))
+      },
+      {
+        auth: true,
+        params: domainParams,
+        body: t.Optional(DMARC_MODELS.DmarcRollbackBody),
+        parse: 'json',
+        response: { 200: 'DmarcPolicyApplied', ...writeErrors, 404: 'Error' },
+        detail: {
+          summary: 'Roll the policy back to where the last change started',
+          description:
+            'Undoes the most recent policy change still in force (an advance or an edit), keeping every other tag, and sends `dmarc.progressed`. 400 (validation error on `policy`) when there is none; 404 `not_found` when the record is not hosted. Verified domains only; a DNS write.',
+        },
+      },
+    )
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
 // The tenant-isolation matrix: every authenticated route with no token, a malformed one, an
@@ -10,6 +11,8 @@ let owner: TestAccount
 let stranger: TestAccount
 let orgId: number
 let embedKeyId: string
+let alertId: string
+let deliveryId: string
 let ownerKey: string
 const tokens: Record<string, string | null> = {}
 
@@ -160,6 +163,43 @@ const cases: Case[] = [
   },
   {
     method: 'GET',
+    route: '/api/v1/domains/:name/dmarc',
+    path: () => '/api/v1/domains/owned.example/dmarc',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/dmarc/host',
+    path: () => '/api/v1/domains/owned.example/dmarc/host',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'PUT',
+    route: '/api/v1/domains/:name/dmarc',
+    path: () => '/api/v1/domains/owned.example/dmarc',
+    body: () => ({ record: 'v=DMARC1; p=none' }),
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name/dmarc/progression',
+    path: () => '/api/v1/domains/owned.example/dmarc/progression',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/dmarc/progression/approve',
+    path: () => '/api/v1/domains/owned.example/dmarc/progression/approve',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/dmarc/progression/rollback',
+    path: () => '/api/v1/domains/owned.example/dmarc/progression/rollback',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
     route: '/api/v1/dmarc-reports/overview',
     path: () => '/api/v1/dmarc-reports/overview',
     stranger: { status: 200, check: (body) => expect(body.data.totals.messages).toBe(0) },
@@ -223,6 +263,86 @@ const cases: Case[] = [
   },
   {
     method: 'GET',
+    route: '/api/v1/alerts',
+    path: () => '/api/v1/alerts',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/alerts/:alert',
+    path: () => `/api/v1/alerts/${alertId}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/alerts/:alert/resolve',
+    path: () => `/api/v1/alerts/${alertId}/resolve`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/v1/alerts',
+    path: () => '/api/v1/v1/alerts',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/v1/alerts/:alert',
+    path: () => `/api/v1/v1/alerts/${alertId}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/v1/alerts/:alert/resolve',
+    path: () => `/api/v1/v1/alerts/${alertId}/resolve`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/webhooks',
+    path: () => '/api/v1/webhooks',
+    stranger: { status: 200, check: (body) => expect(body.data.url).toBeNull() },
+  },
+  {
+    method: 'PUT',
+    route: '/api/v1/webhooks',
+    path: () => '/api/v1/webhooks',
+    // The stranger turns its own (unset) webhook off: its later cases still see an empty account.
+    body: () => ({ url: null }),
+    stranger: { status: 200, check: (body) => expect(body.data.url).toBeNull() },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/webhooks/secret/rotate',
+    path: () => '/api/v1/webhooks/secret/rotate',
+    stranger: { status: 200, check: (body) => expect(body.data.secret).toStartWith('whsec_') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/webhooks/test',
+    path: () => '/api/v1/webhooks/test',
+    stranger: { status: 400, check: (body) => expect(body.errors.url).toBeArray() },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/webhooks/deliveries',
+    path: () => '/api/v1/webhooks/deliveries',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/webhooks/deliveries/:id',
+    path: () => `/api/v1/webhooks/deliveries/${deliveryId}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/webhooks/deliveries/:id/redeliver',
+    path: () => `/api/v1/webhooks/deliveries/${deliveryId}/redeliver`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
     route: '/api/v1/organizations',
     path: () => '/api/v1/organizations',
     stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
@@ -264,6 +384,32 @@ beforeAll(async () => {
     body: { name: 'Owned', allowed_origins: ['https://owned.example'] },
   })
   embedKeyId = key.body.data.id
+  const alerts = pgAlertStore(t.db.database.db)
+  await alerts.applyPlan(
+    owner.accountId,
+    null,
+    {
+      create: [
+        {
+          type: 'ingest_quarantine_growing',
+          subject: '',
+          severity: 'medium',
+          title: 'Quarantine growing',
+          details: { evidence: {}, remedy: 'Look at the quarantine.' },
+        },
+      ],
+      update: [],
+      resolve: [],
+    },
+    new Date(),
+  )
+  alertId = (await alerts.openAlerts(owner.accountId, null))[0]!.alertId
+  // The owner has a webhook and one delivery (a test ping) for the stranger to reach for.
+  await t.request('PUT', '/api/v1/webhooks', {
+    token: owner.token,
+    body: { url: 'https://93.184.215.14/owned' },
+  })
+  deliveryId = (await t.request('POST', '/api/v1/webhooks/test', { token: owner.token })).body.data.id
 
   tokens.none = null
   tokens.malformed = 'not-a-token'

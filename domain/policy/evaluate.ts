@@ -1,0 +1,156 @@
+// Gathers what the progression engine decides from (progression.ts): the hosted policy, whether
+// `_dmarc.<domain>` points at it, the readiness of the last 14 days (the same figures and
+// classification as the sources view), and the legitimate sources' failure rate around the last
+// change. Reads only; the use cases act on the decision.
+
+import { discoverDmarc } from '../dmarc/discovery.ts'
+import { type HostedDmarcView, hostedView } from '../dmarc/hosting.ts'
+import { type DmarcDomain, delegationOf } from '../dmarc/hosting-use-cases.ts'
+import type { Period } from '../reports/period.ts'
+import { classifyStats } from '../sources/list-sources.ts'
+import {
+  type DmarcPolicyState,
+  type PolicyReadiness,
+  policyReadiness,
+  READINESS_WINDOW_DAYS,
+} from '../sources/policy-readiness.ts'
+import { dailySeries } from '../sources/source-intelligence.ts'
+import type { SourceStats } from '../sources/source-stats.ts'
+import { resolveSpfTree } from '../spf/include-tree.ts'
+import type { FigureScope, PolicyChange, ProgressionDeps } from './ports.ts'
+import {
+  decideProgression,
+  type LastChange,
+  legitimateFailure,
+  type ProgressionDecision,
+  ROLLBACK_WATCH_DAYS,
+} from './progression.ts'
+
+/** How many changes the view lists, and the engine looks through. */
+export const HISTORY_LIMIT = 50
+
+export interface Evaluation {
+  domain: DmarcDomain
+  hosted: HostedDmarcView | null
+  /** The policy readiness was computed for: the hosted one, else the published one. */
+  policy: DmarcPolicyState
+  pct: number | null
+  pointed: boolean | null
+  readiness: PolicyReadiness
+  /** Newest first. */
+  history: PolicyChange[]
+  lastChange: PolicyChange | null
+  sinceLastChange: LastChange | null
+  decision: ProgressionDecision
+}
+
+const DAY = 86_400_000
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+const startOfDay = (date: Date) => Math.floor(date.getTime() / DAY) * DAY
+
+/** The 14 days ending today (UTC): today's partial figures count, as in the sources view. */
+export function readinessWindow(now: Date): Period {
+  const today = startOfDay(now)
+  return { from: isoDay(today - (READINESS_WINDOW_DAYS - 1) * DAY), to: isoDay(today) }
+}
+
+export async function evaluateProgression(
+  deps: ProgressionDeps,
+  input: { accountId: string; domain: DmarcDomain },
+): Promise<Evaluation> {
+  const { domain } = input
+  const now = deps.now()
+  const scope: FigureScope = { accountId: input.accountId, domainId: domain.id }
+  const window = readinessWindow(now)
+  const [stored, history, stats, overrides, daily, spfTree] = await Promise.all([
+    deps.store.hosted(input.accountId, domain.id),
+    deps.store.history(input.accountId, domain.id, HISTORY_LIMIT),
+    deps.figures.stats(scope, window),
+    deps.figures.overrides(scope),
+    deps.figures.daily(scope, window),
+    resolveSpfTree({ dns: deps.dns }, domain.name),
+  ])
+  const hosted = stored === null ? null : hostedView(stored)
+  let level: { policy: DmarcPolicyState; pct: number | null }
+  let pointed: boolean | null = null
+  if (hosted !== null) {
+    level = hosted
+    pointed = (await delegationOf(deps.dns, domain.name, stored)).pointed
+  } else {
+    const published = await discoverDmarc({ dns: deps.dns }, domain.name)
+    level = {
+      policy: published.appliedPolicy?.policy ?? 'missing',
+      pct: published.appliedPolicy === null ? null : (published.record?.pct ?? null),
+    }
+  }
+  const classify = (list: readonly SourceStats[]) =>
+    classifyStats({ domain: domain.name, stats: list, overrides, spfTree })
+  const sources = classify(stats)
+  const readiness = policyReadiness(dailySeries(daily, window.to), sources, level.policy, level.pct)
+  const lastChange = history.find((change) => change.status === 'applied') ?? null
+  const sinceLastChange =
+    lastChange === null ? null : await figuresAround(deps, scope, lastChange, now, classify)
+  const decision = decideProgression({
+    domain: domain.name,
+    automation: domain.automationLevel,
+    verified: domain.verified,
+    hosted: hosted === null ? null : { policy: hosted.policy, pct: hosted.pct, record: hosted.record },
+    pointed,
+    readiness,
+    sources,
+    sinceLastChange,
+    now,
+  })
+  return { domain, hosted, ...level, pointed, readiness, history, lastChange, sinceLastChange, decision }
+}
+
+/**
+ * The legitimate sources' DMARC failure share in the 14 days before the day of the change and in
+ * the days after it (the change's own day mixes both policies and is left out). Sources are
+ * classified over both periods together, so a legitimate sender that fails everything after the
+ * change still counts as legitimate (on its own it would look unknown: docs/sources.md).
+ */
+async function figuresAround(
+  deps: ProgressionDeps,
+  scope: FigureScope,
+  change: PolicyChange,
+  now: Date,
+  classify: (stats: readonly SourceStats[]) => ReturnType<typeof classifyStats>,
+): Promise<LastChange> {
+  const appliedAt = change.appliedAt ?? change.createdAt
+  const days = Math.floor((now.getTime() - appliedAt.getTime()) / DAY)
+  const base: LastChange = {
+    kind: change.kind,
+    from: change.from,
+    to: change.to,
+    days,
+    failureRateBefore: null,
+    failureRateAfter: null,
+    messagesAfter: 0,
+  }
+  const changeDay = startOfDay(appliedAt)
+  const today = startOfDay(now)
+  // Only advances are rolled back automatically, within the watch; nothing to compare on day one.
+  if (change.kind !== 'advance' || days > ROLLBACK_WATCH_DAYS || changeDay + DAY > today) return base
+  const before: Period = {
+    from: isoDay(changeDay - READINESS_WINDOW_DAYS * DAY),
+    to: isoDay(changeDay - DAY),
+  }
+  const after: Period = { from: isoDay(changeDay + DAY), to: isoDay(today) }
+  const [all, pre, post] = await Promise.all([
+    deps.figures.stats(scope, { from: before.from, to: after.to }),
+    deps.figures.stats(scope, before),
+    deps.figures.stats(scope, after),
+  ])
+  const status = new Map(classify(all).map((view) => [view.stats.ip, view.status]))
+  const rate = (list: SourceStats[]) =>
+    legitimateFailure(list.map((stats) => ({ stats, status: status.get(stats.ip) ?? 'unknown' })))
+  const beforeRate = rate(pre)
+  const afterRate = rate(post)
+  return {
+    ...base,
+    failureRateBefore: beforeRate.rate,
+    failureRateAfter: afterRate.rate,
+    messagesAfter: afterRate.messages,
+  }
+}

@@ -1,0 +1,101 @@
+// What policy progression reads and writes (implemented by
+// infrastructure/repositories/pg-policy-store.ts and pg-source-stats.ts).
+
+import type { HostedDmarc, PolicyLevel } from '../dmarc/hosting.ts'
+import type { DmarcDomain } from '../dmarc/hosting-use-cases.ts'
+import type { DnsResolver } from '../dns/ports.ts'
+import type { DomainEvent } from '../events/event.ts'
+import type { Period } from '../reports/period.ts'
+import type { Result } from '../shared/result.ts'
+import type { OverrideEntry } from '../sources/list-sources.ts'
+import type { DailyVolume } from '../sources/policy-readiness.ts'
+import type { SourceStats } from '../sources/source-stats.ts'
+import type { ChangeKind } from './progression.ts'
+
+export type ChangeStatus = 'proposed' | 'applied' | 'withdrawn'
+
+export interface PolicyChange {
+  id: number
+  kind: ChangeKind
+  status: ChangeStatus
+  from: PolicyLevel
+  to: PolicyLevel
+  fromRecord: string
+  toRecord: string
+  reason: string
+  /** `system` or `user:<id>`. */
+  actor: string
+  createdAt: Date
+  appliedAt: Date | null
+  rolledBackAt: Date | null
+}
+
+export interface NewPolicyChange {
+  kind: Exclude<ChangeKind, 'edit'>
+  from: PolicyLevel
+  to: PolicyLevel
+  fromRecord: string
+  toRecord: string
+  reason: string
+  actor: string
+  at: Date
+}
+
+export interface AppliedChange extends NewPolicyChange {
+  /** The waiting proposal this applies (it becomes the applied row). */
+  proposalId?: number
+  /** The applied change a rollback undoes (marked rolled back). */
+  rollsBack?: number
+  event: DomainEvent
+}
+
+export interface ProgressionCandidate {
+  accountId: string
+  domainId: number
+  name: string
+}
+
+export interface PolicyStore {
+  domain(accountId: string, name: string): Promise<DmarcDomain | null>
+  domainById(accountId: string, domainId: number): Promise<DmarcDomain | null>
+  hosted(accountId: string, domainId: number): Promise<HostedDmarc | null>
+  /** Newest first (proposals and withdrawn ones included). */
+  history(accountId: string, domainId: number, limit: number): Promise<PolicyChange[]>
+  pending(accountId: string, domainId: number): Promise<PolicyChange | null>
+  /**
+   * One transaction: the hosted record replaced (only while it is still `fromRecord`), the change
+   * applied (the proposal updated, or a new row), the undone change marked, other proposals
+   * withdrawn, an audit entry and the event. 'conflict' when the record changed meanwhile.
+   */
+  apply(accountId: string, domainId: number, change: AppliedChange): Promise<'applied' | 'conflict'>
+  /** Stores a proposal (withdrawing another one); 'unchanged' when the same one is waiting. */
+  propose(accountId: string, domainId: number, change: NewPolicyChange): Promise<'proposed' | 'unchanged'>
+  /** Withdraws the waiting proposal, if any; whether there was one. */
+  withdraw(accountId: string, domainId: number): Promise<boolean>
+  /** Verified domains with a hosted record and automation other than manual, by id after `afterId`. */
+  candidates(afterId: number, limit: number): Promise<ProgressionCandidate[]>
+}
+
+export interface FigureScope {
+  accountId: string
+  domainId: number
+}
+
+/** The report figures (daily rollups), tenant-scoped by the scope. */
+export interface PolicyFigures {
+  stats(scope: FigureScope, period: Period): Promise<SourceStats[]>
+  overrides(scope: FigureScope): Promise<OverrideEntry[]>
+  daily(scope: FigureScope, period: Period): Promise<DailyVolume[]>
+}
+
+export interface ProgressionDeps {
+  store: PolicyStore
+  figures: PolicyFigures
+  dns: DnsResolver
+  now: () => Date
+}
+
+export interface ProgressionWriteDeps extends ProgressionDeps {
+  /** Counts a DNS write against the account (contract §3). */
+  dnsWrites: (accountId: string) => Promise<Result<null>>
+}

@@ -1,0 +1,204 @@
+// DMARC policy progression (issue #6, contract §4): the view, the daily run (advance, propose,
+// roll back, or hold), approving a proposal and rolling back by hand. Every change goes through
+// the hosted record in one transaction with its history row, audit entry and `dmarc.progressed`
+// event (PolicyStore.apply). Rules: progression.ts; docs/policy-progression.md.
+
+import {
+  describeLevel,
+  type HostedDmarcView,
+  hostedView,
+  type PolicyLevel,
+  withPolicy,
+} from '../dmarc/hosting.ts'
+import type { DmarcDomain } from '../dmarc/hosting-use-cases.ts'
+import { findDmarcDomain, requireVerifiedDomain } from '../dmarc/hosting-use-cases.ts'
+import { dmarcProgressed } from '../events/event.ts'
+import { fail, invalid, ok, type Result } from '../shared/result.ts'
+import { type Evaluation, evaluateProgression, HISTORY_LIMIT } from './evaluate.ts'
+import type { NewPolicyChange, PolicyChange, ProgressionDeps, ProgressionWriteDeps } from './ports.ts'
+import type { ProgressionDecision } from './progression.ts'
+
+export const SYSTEM_ACTOR = 'system'
+
+export interface ProgressionView extends Evaluation {
+  pending: PolicyChange | null
+}
+
+export async function viewProgression(
+  deps: ProgressionDeps,
+  input: { accountId: string; name: string },
+): Promise<Result<ProgressionView>> {
+  const found = await findDmarcDomain(deps.store, input.accountId, input.name)
+  if (!found.ok) return found
+  const evaluation = await evaluateProgression(deps, { accountId: input.accountId, domain: found.value })
+  const pending = evaluation.history.find((change) => change.status === 'proposed') ?? null
+  return ok({ ...evaluation, pending })
+}
+
+const samePolicy = (a: PolicyLevel, b: PolicyLevel) =>
+  a.policy === b.policy && (a.pct ?? 100) === (b.pct ?? 100)
+
+/** The change a decision makes to the hosted record: only p (and pct) move, every other tag stays. */
+function changeOf(
+  decision: ProgressionDecision,
+  hosted: HostedDmarcView,
+  actor: string,
+  at: Date,
+): NewPolicyChange {
+  const target = decision.target!
+  return {
+    kind: decision.kind!,
+    from: { policy: hosted.policy, pct: hosted.pct },
+    to: target,
+    fromRecord: hosted.record,
+    toRecord: withPolicy(hosted.record, target.policy, target.pct),
+    reason: decision.reason,
+    actor,
+    at,
+  }
+}
+
+/** The most recent applied change a rollback can undo: not a rollback, not undone, still in force. */
+export function undoable(evaluation: Pick<Evaluation, 'history' | 'hosted'>): PolicyChange | null {
+  const hosted = evaluation.hosted
+  if (hosted === null) return null
+  const change = evaluation.history.find(
+    (c) => c.status === 'applied' && c.kind !== 'rollback' && c.rolledBackAt === null,
+  )
+  return change !== undefined && samePolicy(change.to, hosted) ? change : null
+}
+
+export type RunOutcome =
+  | 'advanced'
+  | 'rolled_back'
+  | 'proposed'
+  | 'unchanged'
+  | 'held'
+  | 'conflict'
+  | 'skipped'
+
+/** The daily run for one domain (src/jobs/policy.ts). */
+export async function runProgression(
+  deps: ProgressionDeps,
+  input: { accountId: string; domainId: number },
+): Promise<{ outcome: RunOutcome; decision: ProgressionDecision | null }> {
+  const domain = await deps.store.domainById(input.accountId, input.domainId)
+  if (domain === null) return { outcome: 'skipped', decision: null }
+  const evaluation = await evaluateProgression(deps, { accountId: input.accountId, domain })
+  const { decision, hosted } = evaluation
+  const at = deps.now()
+  if (decision.action === 'hold' || hosted === null) {
+    // A proposal that no longer holds is withdrawn rather than left for approval.
+    await deps.store.withdraw(input.accountId, domain.id)
+    return { outcome: 'held', decision }
+  }
+  const change = changeOf(decision, hosted, SYSTEM_ACTOR, at)
+  if (decision.action === 'propose') {
+    return { outcome: await deps.store.propose(input.accountId, domain.id, change), decision }
+  }
+  const applied = await deps.store.apply(input.accountId, domain.id, {
+    ...change,
+    rollsBack: decision.kind === 'rollback' ? evaluation.lastChange?.id : undefined,
+    event: dmarcProgressed(domain.name, change.from.policy, change.to.policy, change.reason, at),
+  })
+  if (applied === 'conflict') return { outcome: 'conflict', decision }
+  return { outcome: decision.kind === 'rollback' ? 'rolled_back' : 'advanced', decision }
+}
+
+export interface AppliedResult {
+  domain: string
+  change: { kind: 'advance' | 'rollback'; from: PolicyLevel; to: PolicyLevel; record: string; reason: string }
+}
+
+/**
+ * Applies the waiting proposal of an `assisted` domain. It is evaluated again first: a proposal the
+ * figures no longer support (a source started failing, the record was edited) is withdrawn and
+ * refused, so an approval never applies a step the engine would not take now.
+ */
+export async function approveProposal(
+  deps: ProgressionWriteDeps,
+  input: { accountId: string; name: string; actor: string },
+): Promise<Result<AppliedResult>> {
+  const found = await findDmarcDomain(deps.store, input.accountId, input.name)
+  if (!found.ok) return found
+  const domain = found.value
+  const verified = requireVerifiedDomain(domain)
+  if (!verified.ok) return verified
+  const pending = await deps.store.pending(input.accountId, domain.id)
+  if (pending === null) {
+    return invalid('proposal', `No DMARC policy change of ${domain.name} is waiting for approval.`)
+  }
+  const evaluation = await evaluateProgression(deps, { accountId: input.accountId, domain })
+  const { decision, hosted } = evaluation
+  const holds =
+    hosted !== null &&
+    hosted.record === pending.fromRecord &&
+    decision.kind === pending.kind &&
+    decision.target !== null &&
+    samePolicy(decision.target, pending.to)
+  if (!holds) {
+    await deps.store.withdraw(input.accountId, domain.id)
+    return invalid('proposal', `The proposal no longer holds and was withdrawn: ${decision.reason}`)
+  }
+  const allowed = await deps.dnsWrites(input.accountId)
+  if (!allowed.ok) return allowed
+  const at = deps.now()
+  const reason = `${pending.reason} Approved by ${input.actor}.`
+  return applyChange(deps, input.accountId, domain, {
+    ...changeOf(decision, hosted, input.actor, at),
+    reason,
+    proposalId: pending.id,
+    rollsBack: pending.kind === 'rollback' ? evaluation.lastChange?.id : undefined,
+  })
+}
+
+/** Returns the policy to where the last change in force started (docs/policy-progression.md). */
+export async function rollbackPolicy(
+  deps: ProgressionWriteDeps,
+  input: { accountId: string; name: string; actor: string; reason?: string },
+): Promise<Result<AppliedResult>> {
+  const found = await findDmarcDomain(deps.store, input.accountId, input.name)
+  if (!found.ok) return found
+  const domain = found.value
+  const verified = requireVerifiedDomain(domain)
+  if (!verified.ok) return verified
+  const [stored, history] = await Promise.all([
+    deps.store.hosted(input.accountId, domain.id),
+    deps.store.history(input.accountId, domain.id, HISTORY_LIMIT),
+  ])
+  if (stored === null) return fail({ code: 'not_found', resource: 'hosted DMARC record' })
+  const hosted = hostedView(stored)
+  const change = undoable({ history, hosted })
+  if (change === null) {
+    return invalid('policy', `Nothing to roll back: no policy change of ${domain.name} is in force.`)
+  }
+  const allowed = await deps.dnsWrites(input.accountId)
+  if (!allowed.ok) return allowed
+  const why = input.reason?.trim() ? `: ${input.reason.trim()}` : ''
+  return applyChange(deps, input.accountId, domain, {
+    kind: 'rollback',
+    from: { policy: hosted.policy, pct: hosted.pct },
+    to: change.from,
+    fromRecord: hosted.record,
+    toRecord: withPolicy(hosted.record, change.from.policy, change.from.pct),
+    reason: `Rolled back by hand from ${describeLevel(hosted)} to ${describeLevel(change.from)}${why}.`,
+    actor: input.actor,
+    at: deps.now(),
+    rollsBack: change.id,
+  })
+}
+
+async function applyChange(
+  deps: ProgressionWriteDeps,
+  accountId: string,
+  domain: DmarcDomain,
+  change: NewPolicyChange & { proposalId?: number; rollsBack?: number },
+): Promise<Result<AppliedResult>> {
+  const event = dmarcProgressed(domain.name, change.from.policy, change.to.policy, change.reason, change.at)
+  const outcome = await deps.store.apply(accountId, domain.id, { ...change, event })
+  if (outcome === 'conflict') {
+    return invalid('policy', `The hosted DMARC record of ${domain.name} changed meanwhile; try again.`)
+  }
+  const { kind, from, to, toRecord: record, reason } = change
+  return ok({ domain: domain.name, change: { kind, from, to, record, reason } })
+}
