@@ -38,6 +38,7 @@ import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
+import { dnsProviderRoutes } from './routes/dns-providers.ts'
 import { domainRoutes } from './routes/domains.ts'
 import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { forensicTlsRoutes } from './routes/forensic-tls.ts'
@@ -189,6 +190,19 @@ export function buildApp(runtime: Runtime) {
       }),
     )
     .use(alertRoutes({ database, auth, now }))
+    .use(
+      dnsProviderRoutes({
+        database,
+        auth,
+        now,
+        random,
+        secrets: runtime.secrets,
+        dns: runtime.dns,
+        counter: s.counter,
+        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+        allowPrivate: config.webhookAllowPrivate,
+      }),
+    )
     .use(
       webhookRoutes({
         database,

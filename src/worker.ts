@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import { checkDeps, intake, type Runtime, stores } from './compose.ts'
 import { registerAlertJobs } from './jobs/alerts.ts'
+import { registerDnsProviderJobs } from './jobs/dns-providers.ts'
 import { registerIngestJobs } from './jobs/ingest.ts'
 import { registerMailboxPolling } from './jobs/mailboxes.ts'
 import { registerMaintenance } from './jobs/maintenance.ts'
@@ -64,6 +65,14 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     logger: runtime.logger,
     zone: config.spf.zone,
     reflattenHours: config.spf.reflattenHours,
+  })
+  await registerDnsProviderJobs(boss, {
+    database: runtime.database,
+    logger: runtime.logger,
+    now: runtime.now,
+    secrets: runtime.secrets,
+    dns: runtime.dns,
+    allowPrivate: config.webhookAllowPrivate,
   })
   await registerPolicyJobs(boss, {
     database: runtime.database,
