@@ -36,6 +36,7 @@ import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
+import { dashboardRoutes } from './dashboard/routes.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
 import { dnsProviderRoutes } from './routes/dns-providers.ts'
@@ -273,6 +274,7 @@ export function buildApp(runtime: Runtime) {
     .use(healthRoutes({ ready: () => migrationsApplied(database) }))
     .use(api)
     .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))
+    .use(dashboardRoutes({ config, database, logger, now, random, counter: s.counter }))
   routes.load(app.routes)
   return app
 }
