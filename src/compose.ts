@@ -194,6 +194,8 @@ export function buildApp(runtime: Runtime) {
     .use(
       dnsProviderRoutes({
         database,
+        boss: runtime.boss,
+        verificationDns: runtime.verificationDns,
         auth,
         now,
         random,

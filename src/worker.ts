@@ -68,6 +68,9 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   })
   await registerDnsProviderJobs(boss, {
     database: runtime.database,
+    verificationDns: runtime.verificationDns,
+    dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+    random: runtime.random,
     logger: runtime.logger,
     now: runtime.now,
     secrets: runtime.secrets,

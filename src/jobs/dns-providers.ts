@@ -1,10 +1,31 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import { runImport } from '../../domain/dns-providers/imports.ts'
+import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
+import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import type { RandomBytes } from '../../domain/shared/random.ts'
+import { fail, ok, type Result } from '../../domain/shared/result.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
+import { providerOpener, providerRegistry } from '../../infrastructure/dns-providers/registry.ts'
+import { errorFields, type Logger } from '../../infrastructure/logging/json-logger.ts'
+import {
+  IMPORT_DOMAINS,
+  type ImportJob,
+  pgConnectionStore,
+  pgImportStore,
+} from '../../infrastructure/repositories/pg-dns-provider-store.ts'
+import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-writes.ts'
+import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
+import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
+import { DNS_WRITES_SCOPE } from '../routes/spf.ts'
 
-// Domain imports from DNS providers (issue #7): filled in next.
+// Domain imports from DNS providers (issue #7; docs/dns-providers.md "Connections, import and
+// writes"). One job per import (singleton per import id, so two runs of one import never overlap);
+// it handles zone by zone and saves each zone's result, so a retried job resumes. Each imported
+// domain costs one DNS write (its verification record) against the account's limit (contract §3);
+// when the limit is reached the job sends itself again for when the window resets, and stops.
 
 export interface DnsProviderJobDeps {
   database: Database
@@ -13,6 +34,88 @@ export interface DnsProviderJobDeps {
   secrets: SecretBox
   dns: DnsResolver
   allowPrivate: boolean
+  /**
+   * Uncached DNS for read-backs and ownership verification (runtime.verificationDns). Without it
+   * `dns` is used, whose cache may answer a read-back with what it saw before the write.
+   */
+  verificationDns?: DnsResolver
+  /** RATE_LIMIT_DNS_WRITES_PER_MINUTE (default 10). */
+  dnsWritesPerMinute?: number
+  random?: RandomBytes
 }
 
-export async function registerDnsProviderJobs(_boss: PgBoss, _deps: DnsProviderJobDeps): Promise<void> {}
+/** The queue's retryLimit (src/jobs/queues.ts): after the last retry the import is marked failed. */
+export const IMPORT_RETRY_LIMIT = 3
+
+const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
+
+/** What the DNS provider use cases need, built once per process (the API and the worker alike). */
+export interface ProviderWiring {
+  database: Database
+  secrets: SecretBox
+  dns: DnsResolver
+  verificationDns?: DnsResolver
+  allowPrivate: boolean
+  now: () => Date
+  counter?: RateLimitCounter
+  dnsWritesPerMinute?: number
+  /** DNS read-back after a write: attempts × interval (default 20 × 250 ms). */
+  readBack?: WriteDeps['readBack']
+}
+
+export function dnsProviderDeps(wiring: ProviderWiring) {
+  const db = wiring.database.db
+  const connections = pgConnectionStore(db, { secrets: wiring.secrets })
+  const registry = providerRegistry({ dns: wiring.dns, allowPrivate: wiring.allowPrivate })
+  const counter = wiring.counter ?? pgRateLimitCounter(db)
+  const policy = { scope: DNS_WRITES_SCOPE, limit: wiring.dnsWritesPerMinute ?? 10, windowSeconds: 60 }
+  return {
+    connections,
+    build: registry.build,
+    open: providerOpener(registry, connections.secretOf),
+    writes: pgWriteStore(db),
+    domains: pgDomainStore(db),
+    organizations: pgOrganizationStore(db),
+    dns: wiring.verificationDns ?? wiring.dns,
+    now: wiring.now,
+    wait: (ms: number) => Bun.sleep(ms),
+    readBack: wiring.readBack ?? { attempts: 20, intervalMs: 250 },
+    /** One DNS write against the account's limit, shared with SPF management (scope `dns_writes`). */
+    async dnsWrites(accountId: string): Promise<Result<null>> {
+      const decision = await consume({ counter }, { policy, subject: accountId, now: wiring.now() })
+      return decision.allowed ? ok(null) : fail({ code: 'rate_limited', retryAfter: decision.retryAfter })
+    },
+  }
+}
+
+export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJobDeps): Promise<void> {
+  const imports = pgImportStore(deps.database.db, { boss })
+  const useCases = {
+    ...dnsProviderDeps(deps),
+    imports,
+    random: deps.random ?? systemRandom,
+  }
+  await boss.work<ImportJob>(IMPORT_DOMAINS, async ([job]) => {
+    if (job === undefined) return
+    const { importId } = job.data
+    try {
+      const run = await runImport(useCases, importId)
+      if (run.kind === 'paused') {
+        deps.logger.info('domain import paused by the DNS write limit', {
+          import: importId,
+          retry_after: run.retryAfter,
+        })
+        await boss.send(IMPORT_DOMAINS, job.data, { singletonKey: importId, startAfter: run.retryAfter })
+      }
+    } catch (error) {
+      // Our own trouble (database): pg-boss retries, and the import resumes after the zones already
+      // done; after the last retry it is marked failed rather than left running for ever.
+      deps.logger.error('domain import failed', { import: importId, ...errorFields(error) })
+      if (job.retryCount >= IMPORT_RETRY_LIMIT)
+        await imports
+          .finish(importId, 'failed', 'internal error; start the import again', deps.now())
+          .catch(() => {})
+      throw error
+    }
+  })
+}

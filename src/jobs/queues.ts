@@ -1,4 +1,5 @@
 import type { PgBoss, Queue } from 'pg-boss'
+import { IMPORT_DOMAINS } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { DELIVER_WEBHOOK } from '../../infrastructure/repositories/pg-webhook-relay.ts'
 import {
@@ -9,6 +10,7 @@ import {
   SCHEDULE_POSTURE_ALERTS,
   SCHEDULE_REPORT_ALERTS,
 } from './alerts.ts'
+import { IMPORT_RETRY_LIMIT } from './dns-providers.ts'
 import { POLL_MAILBOXES } from './mailboxes.ts'
 import { RATE_LIMIT_CLEANUP, RETENTION } from './maintenance.ts'
 import { PROGRESS_DOMAIN, SCHEDULE_PROGRESSION } from './policy.ts'
@@ -75,6 +77,17 @@ const QUEUES: Queue[] = [
     retryDelay: 60,
     retryBackoff: true,
     expireInSeconds: 300,
+  },
+  // Domain imports from DNS providers (src/jobs/dns-providers.ts): one job per import, singleton per
+  // import id (never two runs of one import at once; a run paused by the DNS write limit queues the
+  // next). A run handles at most one write window's zones, each with a bounded DNS read-back.
+  {
+    name: IMPORT_DOMAINS,
+    policy: 'singleton',
+    retryLimit: IMPORT_RETRY_LIMIT,
+    retryDelay: 30,
+    retryBackoff: true,
+    expireInSeconds: 1800,
   },
 ]
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
+import { pgConnectionStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
 // The tenant-isolation matrix: every authenticated route with no token, a malformed one, an
@@ -13,6 +14,7 @@ let orgId: number
 let embedKeyId: string
 let alertId: string
 let deliveryId: string
+let connectionId: string
 let ownerKey: string
 const tokens: Record<string, string | null> = {}
 
@@ -342,6 +344,63 @@ const cases: Case[] = [
     stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
   },
   {
+    method: 'POST',
+    route: '/api/v1/dns-providers/authenticate',
+    path: () => '/api/v1/dns-providers/authenticate',
+    // Shape first: without credentials nothing is contacted and nothing stored.
+    body: () => ({ provider: 'powerdns', credentials: {} }),
+    stranger: { status: 400, check: (body) => expect(body.errors['credentials.api_key']).toBeArray() },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/dns-providers',
+    path: () => '/api/v1/dns-providers',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'DELETE',
+    route: '/api/v1/dns-providers/:id',
+    path: () => `/api/v1/dns-providers/${connectionId}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/dns-providers/:provider/import-domains',
+    path: () => `/api/v1/dns-providers/${connectionId}/import-domains`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/dns-providers/imports/:id',
+    path: () => `/api/v1/dns-providers/imports/${crypto.randomUUID()}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/dns-providers/writes',
+    path: () => '/api/v1/dns-providers/writes',
+    body: () => ({ domain: 'owned.example', name: 'owned.example', type: 'TXT', values: ['x'] }),
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/dns-providers/writes',
+    path: () => '/api/v1/dns-providers/writes',
+    stranger: { status: 200, check: (body) => expect(body.data).toEqual([]) },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/dns-providers/writes/:id',
+    path: () => `/api/v1/dns-providers/writes/${crypto.randomUUID()}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/dns-providers/writes/:id/rollback',
+    path: () => `/api/v1/dns-providers/writes/${crypto.randomUUID()}/rollback`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
     method: 'GET',
     route: '/api/v1/organizations',
     path: () => '/api/v1/organizations',
@@ -410,6 +469,16 @@ beforeAll(async () => {
     body: { url: 'https://93.184.215.14/owned' },
   })
   deliveryId = (await t.request('POST', '/api/v1/webhooks/test', { token: owner.token })).body.data.id
+  // A stored connection of the owner (no provider needs to answer for the stranger's 404s).
+  connectionId = (
+    await pgConnectionStore(t.db.database.db, { secrets: t.runtime.secrets }).insert(owner.accountId, {
+      name: 'Owned DNS',
+      settings: { provider: 'powerdns', base_url: 'https://93.184.215.14', server_id: 'localhost' },
+      secret: 'owner-key',
+      providerAccount: null,
+      now: new Date(),
+    })
+  ).id
 
   tokens.none = null
   tokens.malformed = 'not-a-token'
