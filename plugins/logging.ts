@@ -1,18 +1,34 @@
-import { Elysia } from 'elysia'
+import { Elysia, StatusMap } from 'elysia'
 import type { Logger } from '../infrastructure/logging/json-logger.ts'
+import { recordRequest } from '../infrastructure/metrics/instruments.ts'
 import { requestFacts } from './request-context.ts'
 
-/** Global: one structured line per request (method, route, status, duration, request id, account). */
+/** `set.status` may be a name ('Not Found') when a handler used one. */
+function statusCode(status: unknown): number {
+  if (typeof status === 'number') return status
+  if (typeof status === 'string') return (StatusMap as Record<string, number>)[status] ?? 200
+  return 200
+}
+
+/**
+ * Global: one structured line per request (method, route, status, duration, request id, account),
+ * and the same facts into the request metrics (infrastructure/metrics/instruments.ts).
+ */
 export function requestLogging(logger: Logger) {
   return new Elysia({ name: 'request-logging' }).onAfterResponse(
     { as: 'global' },
     ({ request, route, set, path }) => {
       const facts = requestFacts(request)
+      const status = statusCode(set.status)
+      const ms = facts ? performance.now() - facts.startedAt : undefined
+      // The metric's route label is the pattern, and one fixed value for paths no route matched:
+      // raw paths would make a series per URL anyone cares to send (unbounded cardinality).
+      recordRequest(request.method, route || 'unmatched', status, (ms ?? 0) / 1000)
       logger.info('request', {
         method: request.method,
         route: route || path,
-        status: typeof set.status === 'number' ? set.status : 200,
-        duration_ms: facts ? Math.round((performance.now() - facts.startedAt) * 100) / 100 : undefined,
+        status,
+        duration_ms: ms === undefined ? undefined : Math.round(ms * 100) / 100,
         request_id: facts?.id,
         account_id: facts?.accountId,
       })

@@ -45,6 +45,7 @@ import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { forensicTlsRoutes } from './routes/forensic-tls.ts'
 import { healthRoutes } from './routes/health.ts'
 import { ingestRoutes } from './routes/ingest.ts'
+import { metricsRoutes } from './routes/metrics.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
 import { reportRoutes } from './routes/reports.ts'
@@ -274,9 +275,21 @@ export function buildApp(runtime: Runtime) {
     )
     .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))
     .use(healthRoutes({ ready: () => migrationsApplied(database) }))
+    .use(metricsRoutes({ token: config.metricsToken, boss: runtime.boss, dns: runtime.dns }))
     .use(api)
     .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))
-    .use(dashboardRoutes({ config, database, logger, now, random, counter: s.counter }))
+    .use(
+      dashboardRoutes({
+        config,
+        database,
+        logger,
+        now,
+        random,
+        counter: s.counter,
+        checks,
+        verificationDns: runtime.verificationDns,
+      }),
+    )
   routes.load(app.routes)
   return app
 }

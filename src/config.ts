@@ -25,6 +25,8 @@ export interface Config {
     publicPerMinute: number
     dnsWritesPerMinute: number
     webhooksPerHour: number
+    /** Login attempts per account email (the per-IP bound is the public limit). */
+    loginPerMinute: number
   }
   /** Bytes; JSON request bodies (contract §6: 1 MB). */
   maxJsonBodyBytes: number
@@ -46,6 +48,10 @@ export interface Config {
   webhookAllowPrivate: boolean
   /** SECRET_KEY: 32 bytes (hex or base64) sealing stored secrets; unset: a key file in DATA_DIR. */
   secretKey: Uint8Array | null
+  /** METRICS_TOKEN: Bearer token for GET /metrics (null: no /metrics, 404). */
+  metricsToken: string | null
+  /** METRICS_PORT: where a ROLE=worker process serves /metrics, /healthz, /readyz (null: nowhere). */
+  metricsPort: number | null
   /**
    * The zone the service hosts managed SPF (and DMARC) records under, and its built-in
    * authoritative DNS responder (null port: not started; the zone can still be published through a
@@ -60,6 +66,8 @@ export interface Config {
     /** Hours between re-planning flattened records (provider ranges change). */
     reflattenHours: number
   }
+  /** Outgoing mail (password reset links). No SMTP URL: mails are written to the log instead. */
+  mail: { smtpUrl: string | null; from: string }
 }
 
 export class ConfigError extends Error {
@@ -129,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
       publicPerMinute: int('RATE_LIMIT_PUBLIC_PER_MINUTE', 100, 1, 10_000_000),
       dnsWritesPerMinute: int('RATE_LIMIT_DNS_WRITES_PER_MINUTE', 10, 1, 10_000_000),
       webhooksPerHour: int('RATE_LIMIT_WEBHOOKS_PER_HOUR', 1000, 1, 10_000_000),
+      loginPerMinute: int('RATE_LIMIT_LOGIN_PER_MINUTE', 5, 1, 10_000_000),
     },
     maxJsonBodyBytes: int('MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     ingestMaxMessageBytes: int('INGEST_MAX_MESSAGE_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
@@ -151,6 +160,8 @@ export function loadConfig(env: Env = process.env): Config {
       oneOf('WEBHOOK_ALLOW_PRIVATE', ['0', '1', 'true', 'false'] as const, '0') === '1' ||
       get('WEBHOOK_ALLOW_PRIVATE') === 'true',
     secretKey: null,
+    metricsToken: get('METRICS_TOKEN') ?? null,
+    metricsPort: get('METRICS_PORT') === undefined ? null : int('METRICS_PORT', 9091, 0, 65535),
     spf: {
       zone: (get('SPF_ZONE') ?? `spf.${ingestDomain}`).toLowerCase().replace(/\.$/, ''),
       dnsPort: get('SPF_DNS_PORT') === undefined ? null : int('SPF_DNS_PORT', 5353, 0, 65535),
@@ -161,6 +172,10 @@ export function loadConfig(env: Env = process.env): Config {
       hostmaster: get('SPF_HOSTMASTER') ?? `hostmaster.${ingestDomain}`,
       reflattenHours: int('SPF_REFLATTEN_HOURS', 6, 1, 24 * 7),
     },
+    mail: {
+      smtpUrl: get('MAIL_SMTP_URL') ?? null,
+      from: get('MAIL_FROM') ?? `dmarcwatch <noreply@${ingestDomain}>`,
+    },
   }
   const secretKey = get('SECRET_KEY')
   if (secretKey !== undefined) {
@@ -168,6 +183,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (config.secretKey === null)
       problems.push('SECRET_KEY must be 32 bytes, as 64 hex characters or base64')
   }
+  // A guessable token would publish traffic and queue figures; it travels as one Bearer word.
+  if (config.metricsToken !== null && (config.metricsToken.length < 16 || /\s/.test(config.metricsToken)))
+    problems.push('METRICS_TOKEN must be at least 16 characters without spaces (e.g. `openssl rand -hex 32`)')
   const dnsServers = get('DNS_SERVERS')
   if (dnsServers !== undefined) {
     try {
@@ -176,6 +194,10 @@ export function loadConfig(env: Env = process.env): Config {
       problems.push(`DNS_SERVERS must be a comma-separated list of ip[:port] (${(error as Error).message})`)
     }
   }
+  if (config.mail.smtpUrl !== null && !/^smtps?:\/\/[^/?#]/.test(config.mail.smtpUrl))
+    problems.push('MAIL_SMTP_URL must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)')
+  if (!/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$|^[^\s@<>]+@[^\s@<>]+$/.test(config.mail.from))
+    problems.push('MAIL_FROM must be an address, optionally with a name: "dmarcwatch <noreply@example.com>"')
   for (const url of config.imapMailboxes) {
     if (!/^imaps?:\/\//.test(url))
       problems.push('IMAP_MAILBOXES must be space-separated imap:// or imaps:// URLs')

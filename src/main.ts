@@ -1,5 +1,5 @@
 import type { PgBoss } from 'pg-boss'
-import { migrate } from '../infrastructure/db/migrate.ts'
+import { migrate, migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { startAuthoritativeResponder } from '../infrastructure/dns/authoritative-responder.ts'
 import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
@@ -9,6 +9,7 @@ import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } fr
 import { ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
 import { openDatabase } from './open-database.ts'
+import { workerEndpoints } from './routes/metrics.ts'
 import { startWorkers } from './worker.ts'
 
 // `bun run start`: the API and the background worker in one process; ROLE=api or ROLE=worker runs
@@ -59,6 +60,21 @@ if (config.role !== 'worker') {
     maxRequestBodySize: config.ingestMaxMessageBytes + 1024 * 1024,
   })
 }
+// A worker has no API to scrape: with METRICS_PORT it serves /metrics (METRICS_TOKEN), /healthz and
+// /readyz on a port of its own. With the API (ROLE=all or api) /metrics is an API route instead.
+const metricsServer =
+  config.role === 'worker' && config.metricsPort !== null
+    ? Bun.serve({
+        port: config.metricsPort,
+        hostname: config.host,
+        fetch: workerEndpoints({
+          token: config.metricsToken,
+          boss,
+          dns: runtime.dns,
+          ready: () => migrationsApplied(database),
+        }),
+      })
+    : null
 // The SMTP/LMTP listener makes the service an MX for its report domain (runs with the API).
 const smtp =
   config.smtp !== null && config.role !== 'worker'
@@ -92,6 +108,7 @@ logger.info('dmarcwatch started', {
   docs: app ? `${config.publicUrl}/swagger` : undefined,
   smtp: smtp ? `${config.smtp?.lmtp ? 'lmtp' : 'smtp'}://${config.smtp?.host}:${smtp.port}` : undefined,
   dns: responder ? `${config.spf.dnsHost}:${responder.port} (${config.spf.zone})` : undefined,
+  metrics: metricsServer ? `http://${config.host}:${metricsServer.port}/metrics` : undefined,
 })
 
 let stopping = false
@@ -108,6 +125,7 @@ async function shutdown(signal: string): Promise<void> {
   try {
     // Stop taking requests and let in-flight ones finish, then let running jobs finish.
     await app?.stop(false)
+    await metricsServer?.stop()
     await smtp?.close()
     await responder?.close()
     await boss.stop({

@@ -1,21 +1,42 @@
 import { Elysia } from 'elysia'
-import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import type { RandomBytes } from '../../domain/shared/random.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
-import type { Config } from '../config.ts'
+import { sessionCookies, sessionPlugin } from '../../plugins/session.ts'
+import { assetResponse } from './assets.ts'
+import { authPages } from './auth-pages.ts'
+import { domainPages } from './domain-pages.ts'
+import { messagePage } from './layout.ts'
+import { type DashboardDeps, dashboardServices } from './services.ts'
+import { settingsPages } from './settings-pages.ts'
 
-// The server-rendered dashboard at the origin's root (issue #8, contract §7): filled in next.
+// The server-rendered dashboard at the origin's root (issue #8, contract §7; docs/dashboard.md).
 
-export interface DashboardDeps {
-  config: Config
-  database: Database
-  logger: Logger
-  now: () => Date
-  random: RandomBytes
-  counter: RateLimitCounter
-}
+export type { DashboardDeps } from './services.ts'
 
-export function dashboardRoutes(_deps: DashboardDeps) {
-  return new Elysia({ name: 'dashboard' })
+export function dashboardRoutes(deps: DashboardDeps) {
+  const s = dashboardServices(deps)
+  const cookies = sessionCookies(deps.config.publicUrl)
+  if (cookies.secure && deps.config.publicUrl.startsWith('http:')) {
+    deps.logger.warn(
+      'PUBLIC_URL is plain http off localhost: browsers drop the Secure session cookie, so dashboard logins will not stick; serve it over https',
+    )
+  }
+  const sessions = sessionPlugin({
+    sessions: s.sessions,
+    now: deps.now,
+    publicUrl: deps.config.publicUrl,
+    forbidden: () =>
+      messagePage({
+        status: 403,
+        title: 'Request refused',
+        message:
+          'This form was sent from another site, or its page is too old. Go back, reload the page and try again.',
+        viewer: null,
+      }),
+  })
+  return new Elysia({ name: 'dashboard', detail: { hide: true } })
+    .get('/assets/:file', ({ params, request }) =>
+      assetResponse(params.file, request.headers.get('if-none-match')),
+    )
+    .use(authPages(s, sessions, cookies))
+    .use(domainPages(s, sessions))
+    .use(settingsPages(s, sessions))
 }

@@ -5,6 +5,7 @@ import {
   type Payload,
   type PayloadContext,
   PayloadFailure,
+  type PayloadOutcome,
   type ProcessDeps,
   processPayloads,
 } from '../../domain/ingest/process-message.ts'
@@ -19,6 +20,7 @@ import type { Logger } from '../../infrastructure/logging/json-logger.ts'
 import { extractReports, readAll } from '../../infrastructure/mail/extract-reports.ts'
 import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
 import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
+import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
@@ -173,15 +175,32 @@ export async function processMessage(deps: IngestJobDeps, messageId: string): Pr
   const outcome = result.outcomes.map((o) =>
     o.status === 'quarantine' ? { status: o.status, ...o.reason } : o,
   )
-  if (result.ok) await deps.messages.markProcessed(messageId, outcome, deps.now())
-  else {
+  if (result.ok) {
+    await deps.messages.markProcessed(messageId, outcome, deps.now())
+    countStored(result.outcomes)
+  } else {
     await deps.messages.quarantine(messageId, result.reason, deps.now())
+    ingestMessages.inc({ outcome: 'quarantined' })
     deps.logger.warn('report message quarantined', {
       message_id: messageId,
       code: result.reason.code,
       reason: result.reason.message,
     })
   }
+}
+
+/** Metrics, counted after the commit so a retried job does not count twice what it stored once. */
+function countStored(outcomes: PayloadOutcome[]): void {
+  let fresh = false
+  for (const o of outcomes) {
+    if (o.status !== 'stored') continue
+    fresh = true
+    ingestReports.inc({ kind: o.kind })
+    const records = o.detail?.records
+    if (typeof records === 'number') ingestRecords.inc(undefined, records)
+  }
+  // A message is a duplicate when every report in it was already stored (sent twice, or re-fed).
+  ingestMessages.inc({ outcome: fresh || outcomes.length === 0 ? 'processed' : 'duplicate' })
 }
 
 const BATCH_CONCURRENCY = 4

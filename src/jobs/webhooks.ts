@@ -11,6 +11,7 @@ import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { sendWebhook } from '../../infrastructure/http/webhook-sender.ts'
 import { errorFields, type Logger } from '../../infrastructure/logging/json-logger.ts'
+import { webhookAttempts, webhookDeferrals } from '../../infrastructure/metrics/instruments.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import {
   type AttemptContext,
@@ -158,6 +159,7 @@ function attemptMaker(deps: WebhookJobDeps, relay: PgWebhookRelay) {
         responseSnippet: null,
         step: { state: 'failed' },
       })
+      webhookAttempts.inc({ verdict: 'give_up' })
       deps.logger.warn('webhook not sent', { ...fields, reason: why })
       return
     }
@@ -171,8 +173,10 @@ function attemptMaker(deps: WebhookJobDeps, relay: PgWebhookRelay) {
     })
     const wait = deferForRateLimit(sent - 1, deps.perHour, window.end)
     if (wait !== null) {
-      if (await relay.defer(job, wait, now))
+      if (await relay.defer(job, wait, now)) {
+        webhookDeferrals.inc()
         deps.logger.info('webhook deferred by the hourly limit', { ...fields, until: wait.toISOString() })
+      }
       return
     }
 
@@ -202,6 +206,7 @@ function attemptMaker(deps: WebhookJobDeps, relay: PgWebhookRelay) {
       step,
     })
     if (!recorded) return
+    webhookAttempts.inc({ verdict })
     const level = step.state === 'failed' ? 'warn' : 'info'
     deps.logger[level]('webhook attempt', {
       ...fields,

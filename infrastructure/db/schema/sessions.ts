@@ -1,0 +1,43 @@
+import { index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { accounts, users } from './accounts.ts'
+
+// Dashboard sessions (contract §5). The cookie carries an opaque random id; only its SHA-256 is
+// stored, so a copy of this table cannot be replayed as cookies.
+export const sessions = pgTable(
+  'sessions',
+  {
+    idHash: text().primaryKey(),
+    userId: uuid()
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    accountId: uuid()
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    // The synchronizer token the session's forms carry. Not a credential on its own: it is only
+    // accepted together with the session cookie, so it is kept as it is (pages must render it).
+    csrfToken: text().notNull(),
+    createdAt: timestamp({ withTimezone: true }).notNull(),
+    lastSeenAt: timestamp({ withTimezone: true }).notNull(),
+    // last_seen_at + 30 days: sliding, moved forward when the session is used.
+    expiresAt: timestamp({ withTimezone: true }).notNull(),
+    userAgent: text(),
+    ip: text(),
+  },
+  (t) => [index().on(t.userId), index().on(t.expiresAt)],
+)
+
+// Password reset links: the token is in the emailed link only; its SHA-256 is the key. Single use
+// (used_at) and short-lived (expires_at, one hour).
+export const passwordResets = pgTable(
+  'password_resets',
+  {
+    tokenHash: text().primaryKey(),
+    userId: uuid()
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: timestamp({ withTimezone: true }).notNull(),
+    expiresAt: timestamp({ withTimezone: true }).notNull(),
+    usedAt: timestamp({ withTimezone: true }),
+  },
+  (t) => [index().on(t.userId), index().on(t.expiresAt)],
+)

@@ -1,0 +1,116 @@
+import type { PasswordHasher } from '../../domain/accounts/password-login.ts'
+import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { CheckDeps } from '../../domain/posture/check-domain.ts'
+import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import type { RandomBytes } from '../../domain/shared/random.ts'
+import type { Database } from '../../infrastructure/db/database.ts'
+import { withTtlCache } from '../../infrastructure/dns/dns-cache.ts'
+import { createDnsPacketResolver } from '../../infrastructure/dns/dns-packet-resolver.ts'
+import { createMtaStsFetcher } from '../../infrastructure/http/mta-sts-fetcher.ts'
+import type { Logger } from '../../infrastructure/logging/json-logger.ts'
+import { createMailSender, type MailSender } from '../../infrastructure/mail/mail-sender.ts'
+import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
+import {
+  pgCredentialStore,
+  pgPasswordResetStore,
+} from '../../infrastructure/repositories/pg-credential-store.ts'
+import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
+import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
+import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
+import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
+import type { Config } from '../config.ts'
+
+// What the dashboard's pages need, built once from the deps the composition root hands over.
+
+export interface DashboardDeps {
+  config: Config
+  database: Database
+  logger: Logger
+  now: () => Date
+  random: RandomBytes
+  counter: RateLimitCounter
+  /** The posture checks with the process's shared DNS cache (what GET /domains/{name}/status uses). */
+  checks?: CheckDeps
+  /** Uncached DNS for ownership verification. */
+  verificationDns?: DnsResolver
+  /** Outgoing mail; by default built from MAIL_SMTP_URL and MAIL_FROM. */
+  mailer?: MailSender
+}
+
+/** argon2id through Bun.password (contract §5), with Bun's default cost (64 MiB, 2 passes). */
+export function bunPasswords(): PasswordHasher {
+  // Verified against when no user matches, so an unknown email costs what a wrong password does.
+  let dummy: Promise<string> | null = null
+  return {
+    hash: (password) => Bun.password.hash(password, { algorithm: 'argon2id' }),
+    async verify(password, hash) {
+      if (hash === null) {
+        dummy ??= Bun.password.hash(crypto.randomUUID(), { algorithm: 'argon2id' })
+        await Bun.password.verify(password, await dummy).catch(() => false)
+        return false
+      }
+      // A hash in an unknown format (not argon2/bcrypt) matches nothing.
+      return Bun.password.verify(password, hash).catch(() => false)
+    },
+  }
+}
+
+export type DashboardServices = ReturnType<typeof dashboardServices>
+
+export function dashboardServices(deps: DashboardDeps) {
+  const db = deps.database.db
+  const accounts = pgAccountStore(db)
+  const domains = pgDomainStore(db)
+  const reports = pgReportReader(db)
+  const checks = deps.checks ?? fallbackChecks(deps, { domains, reports, accounts })
+  return {
+    ...deps,
+    accounts,
+    domains,
+    organizations: pgOrganizationStore(db),
+    tokens: pgTokenStore(db),
+    sessions: pgSessionStore(db),
+    credentials: pgCredentialStore(db),
+    resets: pgPasswordResetStore(db),
+    passwords: bunPasswords(),
+    checks,
+    verificationDns: deps.verificationDns ?? checks.dns,
+    mailer:
+      deps.mailer ??
+      createMailSender({
+        smtpUrl: deps.config.mail.smtpUrl,
+        from: deps.config.mail.from,
+        logger: deps.logger,
+      }),
+  }
+}
+
+/**
+ * Until the composition root hands over its posture deps, the dashboard builds the same ones (a
+ * second DNS cache in the process; the results are the same, only the cache is not shared).
+ */
+function fallbackChecks(
+  deps: DashboardDeps,
+  s: {
+    domains: CheckDeps['domains']
+    reports: ReturnType<typeof pgReportReader>
+    accounts: ReturnType<typeof pgAccountStore>
+  },
+): CheckDeps {
+  const { config } = deps
+  const dns = withTtlCache(
+    createDnsPacketResolver({ servers: config.dnsServers ?? undefined, timeoutMs: config.dnsTimeoutMs }),
+    { now: () => deps.now().getTime() },
+  )
+  return {
+    dns,
+    fetchMtaStsPolicy: createMtaStsFetcher({ dns, allowPrivate: config.webhookAllowPrivate }),
+    domains: s.domains,
+    checks: pgDomainCheckStore(deps.database.db),
+    learnedSelectors: s.reports.learnedSelectors,
+    reportAddress: async (accountId) =>
+      `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,
+  }
+}

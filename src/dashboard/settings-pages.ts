@@ -1,0 +1,111 @@
+import { Elysia } from 'elysia'
+import type { ActiveSession } from '../../domain/accounts/sessions.ts'
+import { endOtherSessions } from '../../domain/accounts/sessions.ts'
+import { createToken, revokeToken } from '../../domain/accounts/use-cases.ts'
+import { formOf, type sessionPlugin } from '../../plugins/session.ts'
+import { noteAccount, param, viewerOf } from './guards.ts'
+import { type FieldErrors, htmlResponse, redirectTo } from './layout.ts'
+import type { DashboardServices } from './services.ts'
+import { accountSettingsView, apiSettingsView } from './settings-views.ts'
+
+// /settings/api (tokens: create with a name and expiry, value shown once, list, revoke) and
+// /settings/account (report address, sessions, log out the others). Contract §5 and §7.
+
+export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
+  const apiPage = async (
+    session: ActiveSession,
+    extra: {
+      created?: { name: string; value: string }
+      form?: { name?: string; errors?: FieldErrors }
+      notice?: string | null
+      status?: number
+    } = {},
+  ) => {
+    const view = apiSettingsView({
+      viewer: viewerOf(session),
+      tokens: await s.tokens.list(session.accountId),
+      now: s.now(),
+      ...extra,
+    })
+    // The page that shows a new token's value must not be kept anywhere (no-store is on every page).
+    return htmlResponse(view, { status: extra.status ?? 200 })
+  }
+
+  return new Elysia({ name: 'dashboard:settings' })
+    .use(sessions)
+    .get(
+      '/settings/api',
+      ({ session, query, request }) => {
+        noteAccount(request, session)
+        return apiPage(session, { notice: query.revoked === '1' ? 'The token is revoked.' : null })
+      },
+      { session: true },
+    )
+    .post(
+      '/settings/api/tokens',
+      async ({ session, body, request }) => {
+        noteAccount(request, session)
+        const form = formOf(body)
+        const name = form.get('name') ?? ''
+        const days = form.get('expires_in_days') ?? ''
+        if (days !== '' && !/^\d{1,5}$/.test(days)) {
+          const errors = { expires_in_days: ['Choose an expiry from the list.'] }
+          return apiPage(session, { form: { name, errors }, status: 400 })
+        }
+        // Posted here (not redirected): the value exists only in this answer.
+        const created = await createToken(s, {
+          email: session.email,
+          name,
+          expiresInDays: days === '' ? undefined : Number(days),
+          now: s.now(),
+        })
+        if (!created.ok) {
+          const errors = created.failure.code === 'validation_failed' ? created.failure.errors : {}
+          return apiPage(session, { form: { name, errors }, status: 400 })
+        }
+        s.logger.info('token created', { account_id: session.accountId, token_id: created.value.token.id })
+        return apiPage(session, { created: { name: created.value.token.name, value: created.value.value } })
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/api/tokens/:id/revoke',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        // Scoped by the session's account: another account's token id is simply not found.
+        await revokeToken(s, { accountId: session.accountId, tokenId: param(params.id), now: s.now() })
+        return redirectTo('/settings/api?revoked=1')
+      },
+      { session: true, csrf: true },
+    )
+    .get(
+      '/settings/account',
+      async ({ session, query, request }) => {
+        noteAccount(request, session)
+        const key = await s.accounts.ingestKeyOf(session.accountId)
+        const others = Number(query.logged_out)
+        return htmlResponse(
+          accountSettingsView({
+            viewer: viewerOf(session),
+            reportAddress: `${key ?? 'unknown'}@${s.config.ingestDomain}`,
+            sessions: await s.sessions.listForUser(session.userId, s.now()),
+            currentIdHash: session.idHash,
+            notice:
+              query.logged_out === undefined || !Number.isInteger(others)
+                ? null
+                : `Logged out ${others} other ${others === 1 ? 'session' : 'sessions'}.`,
+          }),
+        )
+      },
+      { session: true },
+    )
+    .post(
+      '/settings/account/logout-others',
+      async ({ session, request }) => {
+        noteAccount(request, session)
+        const ended = await endOtherSessions(s, { session })
+        return redirectTo(`/settings/account?logged_out=${ended}`)
+      },
+      { session: true, csrf: true },
+    )
+}
