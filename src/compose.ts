@@ -96,7 +96,7 @@ export function stores(database: Database) {
     tokens: pgTokenStore(db),
     domains: pgDomainStore(db),
     organizations: pgOrganizationStore(db),
-    counter: pgRateLimitCounter(db),
+    counter: pgRateLimitCounter(database.countersDb),
     checks: pgDomainCheckStore(db),
     embedKeys: pgEmbedKeyStore(db),
     reports: pgReportReader(db),
