@@ -26,6 +26,8 @@ export interface Viewer {
 
 const NAV = [
   { href: '/domains', label: 'Domains' },
+  { href: '/reports', label: 'Reports' },
+  { href: '/alerts', label: 'Alerts' },
   { href: '/settings/api', label: 'API access' },
   { href: '/settings/account', label: 'Account' },
 ] as const

@@ -1,9 +1,11 @@
 import { Elysia } from 'elysia'
 import { sessionCookies, sessionPlugin } from '../../plugins/session.ts'
+import { alertPages } from './alert-pages.ts'
 import { assetResponse } from './assets.ts'
 import { authPages } from './auth-pages.ts'
 import { domainPages } from './domain-pages.ts'
 import { messagePage } from './layout.ts'
+import { reportPages } from './report-pages.ts'
 import { type DashboardDeps, dashboardServices } from './services.ts'
 import { settingsPages } from './settings-pages.ts'
 
@@ -38,5 +40,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
     )
     .use(authPages(s, sessions, cookies))
     .use(domainPages(s, sessions))
+    .use(reportPages(s, sessions))
+    .use(alertPages(s, sessions))
     .use(settingsPages(s, sessions))
 }

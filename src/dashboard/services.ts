@@ -10,12 +10,14 @@ import { createMtaStsFetcher } from '../../infrastructure/http/mta-sts-fetcher.t
 import type { Logger } from '../../infrastructure/logging/json-logger.ts'
 import { createMailSender, type MailSender } from '../../infrastructure/mail/mail-sender.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
+import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
 import {
   pgCredentialStore,
   pgPasswordResetStore,
 } from '../../infrastructure/repositories/pg-credential-store.ts'
 import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
@@ -69,6 +71,9 @@ export function dashboardServices(deps: DashboardDeps) {
     ...deps,
     accounts,
     domains,
+    reports,
+    alerts: pgAlertStore(db),
+    embedKeys: pgEmbedKeyStore(db),
     organizations: pgOrganizationStore(db),
     tokens: pgTokenStore(db),
     sessions: pgSessionStore(db),

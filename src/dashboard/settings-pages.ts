@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import { endOtherSessions } from '../../domain/accounts/sessions.ts'
 import { createToken, revokeToken } from '../../domain/accounts/use-cases.ts'
+import { createEmbedKey, revokeEmbedKey } from '../../domain/embed/embed-key.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'
 import { type FieldErrors, htmlResponse, redirectTo } from './layout.ts'
@@ -17,13 +18,20 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
     extra: {
       created?: { name: string; value: string }
       form?: { name?: string; errors?: FieldErrors }
+      embedForm?: { name?: string; origins?: string; errors?: FieldErrors }
       notice?: string | null
       status?: number
     } = {},
   ) => {
+    const [tokens, embedKeys] = await Promise.all([
+      s.tokens.list(session.accountId),
+      s.embedKeys.list(session.accountId),
+    ])
     const view = apiSettingsView({
       viewer: viewerOf(session),
-      tokens: await s.tokens.list(session.accountId),
+      tokens,
+      embedKeys,
+      publicUrl: s.config.publicUrl,
       now: s.now(),
       ...extra,
     })
@@ -37,7 +45,15 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
       '/settings/api',
       ({ session, query, request }) => {
         noteAccount(request, session)
-        return apiPage(session, { notice: query.revoked === '1' ? 'The token is revoked.' : null })
+        const notice =
+          query.revoked === '1'
+            ? 'The token is revoked.'
+            : query.embed_created === '1'
+              ? 'Embed key created. Copy its snippet below.'
+              : query.embed_deleted === '1'
+                ? 'The embed key is deleted.'
+                : null
+        return apiPage(session, { notice })
       },
       { session: true },
     )
@@ -75,6 +91,47 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
         // Scoped by the session's account: another account's token id is simply not found.
         await revokeToken(s, { accountId: session.accountId, tokenId: param(params.id), now: s.now() })
         return redirectTo('/settings/api?revoked=1')
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/api/embed-keys',
+      async ({ session, body, request }) => {
+        noteAccount(request, session)
+        const form = formOf(body)
+        const name = form.get('embed_name') ?? ''
+        const origins = form.get('allowed_origins') ?? ''
+        const created = await createEmbedKey(
+          { embedKeys: s.embedKeys, random: s.random },
+          {
+            accountId: session.accountId,
+            name,
+            allowedOrigins: origins
+              .split(/[\s,]+/)
+              .map((origin) => origin.trim())
+              .filter((origin) => origin !== ''),
+          },
+        )
+        if (!created.ok) {
+          const failed = created.failure.code === 'validation_failed' ? created.failure.errors : {}
+          // The form's name field is embed_name (the token form already has `name`).
+          const errors = Object.fromEntries(
+            Object.entries(failed).map(([key, messages]) => [key === 'name' ? 'embed_name' : key, messages]),
+          )
+          return apiPage(session, { embedForm: { name, origins, errors }, status: 400 })
+        }
+        s.logger.info('embed key created', { account_id: session.accountId, embed_key_id: created.value.id })
+        return redirectTo('/settings/api?embed_created=1')
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/api/embed-keys/:id/delete',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        // Scoped by the session's account: another account's key id is simply not found.
+        await revokeEmbedKey(s, { accountId: session.accountId, id: param(params.id), now: s.now() })
+        return redirectTo('/settings/api?embed_deleted=1')
       },
       { session: true, csrf: true },
     )

@@ -1,6 +1,7 @@
 import { tokenState } from '../../domain/accounts/api-token.ts'
 import type { TokenRecord } from '../../domain/accounts/ports.ts'
 import type { SessionRecord } from '../../domain/accounts/sessions.ts'
+import type { EmbedKey } from '../../domain/embed/embed-key.ts'
 import { badge, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, field, layout, type Viewer } from './layout.ts'
@@ -22,6 +23,9 @@ export function apiSettingsView(input: {
   created?: { name: string; value: string } | null
   form?: { name?: string; errors?: FieldErrors }
   notice?: string | null
+  embedKeys?: EmbedKey[]
+  embedForm?: { name?: string; origins?: string; errors?: FieldErrors }
+  publicUrl?: string
 }): SafeHtml {
   const { viewer } = input
   const csrf = csrfField(viewer.csrfToken)
@@ -50,11 +54,11 @@ export function apiSettingsView(input: {
 <p class="lead">Tokens let programs use the API at <code>/api/v1</code> on behalf of your account. See <a href="/swagger">the API reference</a>.</p>
 ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` : ''}
 ${created}
-${errorSummary(errors, { name: 'Name', expires_in_days: 'Expiry' })}
+${errorSummary(errors, { name: 'Token name', expires_in_days: 'Expiry' })}
 <h2>Create a token</h2>
 <form method="post" action="/settings/api/tokens" class="inline panel" novalidate>
 ${csrf}
-${field({ name: 'name', label: 'Name', value: input.form?.name ?? '', hint: 'Where it is used, e.g. “CI” or “laptop”.', required: true, errors, extra: html` maxlength="100"` })}
+${field({ name: 'name', label: 'Token name', value: input.form?.name ?? '', hint: 'Where it is used, e.g. “CI” or “laptop”.', required: true, errors, extra: html` maxlength="100"` })}
 <div><label for="expires_in_days">Expires</label>
 <select id="expires_in_days" name="expires_in_days">${TOKEN_EXPIRY_CHOICES.map(
     (choice) => html`<option value="${choice.value}">${choice.label}</option>`,
@@ -67,8 +71,48 @@ ${
     ? html`<p class="panel">No tokens yet.</p>`
     : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Token</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody></table>`
-}`
+}
+${input.embedKeys ? embedKeysSection({ keys: input.embedKeys, csrf, form: input.embedForm, publicUrl: input.publicUrl ?? '' }) : ''}`
   return layout({ title: 'API access', viewer, current: '/settings/api', body })
+}
+
+/** The widget snippet, as GET /api/v1/embed-keys gives it. */
+export function embedSnippet(publicUrl: string, key: string): string {
+  return `<div data-dmarcwatch-scanner></div>\n<script src="${publicUrl}/embed/widget.js" data-key="${key}" async></script>`
+}
+
+function embedKeysSection(input: {
+  keys: EmbedKey[]
+  csrf: SafeHtml
+  form?: { name?: string; origins?: string; errors?: FieldErrors }
+  publicUrl: string
+}): SafeHtml {
+  const errors = input.form?.errors ?? {}
+  const originProblems = errors.allowed_origins ?? []
+  const keys = input.keys.map(
+    (key, i) => html`<section class="panel" aria-labelledby="embed-${i}">
+<h3 id="embed-${i}">${key.name}</h3>
+<dl class="record"><dt>Key</dt><dd><code>${key.key}</code></dd>
+<dt>Allowed origins</dt><dd>${key.allowedOrigins.join(', ')}</dd>
+<dt>Created</dt><dd>${time(key.createdAt)}</dd></dl>
+<p>Paste into the page that shows the scanner:</p>
+<div class="copy-row"><code class="value" id="embed-snippet-${i}">${embedSnippet(input.publicUrl, key.key)}</code><button type="button" class="secondary" data-copy="embed-snippet-${i}" aria-label="Copy the snippet of ${key.name}">Copy</button></div>
+<form method="post" action="/settings/api/embed-keys/${key.id}/delete" class="actions" data-confirm="Delete the embed key “${key.name}”? Pages using it stop showing the scanner.">${input.csrf}<button type="submit" class="danger" aria-label="Delete ${key.name}">Delete</button></form>
+</section>`,
+  )
+  return html`<h2 id="embed-keys">Embed keys</h2>
+<p>An embed key puts the domain scanner widget on your own site. Keys are public (they are in the page); only the origins listed may use one.</p>
+${errorSummary(errors, { embed_name: 'Embed key name', allowed_origins: 'Allowed origins' })}
+<form method="post" action="/settings/api/embed-keys" class="stack panel" novalidate>
+${input.csrf}
+${field({ name: 'embed_name', label: 'Embed key name', value: input.form?.name ?? '', hint: 'Where it is used, e.g. “Marketing site”.', required: true, errors, extra: html` maxlength="100"` })}
+<div><label for="allowed_origins">Allowed origins</label>
+<p class="hint" id="allowed_origins-hint">One a line, scheme and host, e.g. https://www.example.com.</p>
+<textarea id="allowed_origins" name="allowed_origins" rows="3" aria-describedby="allowed_origins-hint${originProblems.length ? ' allowed_origins-error' : ''}"${originProblems.length ? html` aria-invalid="true"` : ''}>${input.form?.origins ?? ''}</textarea>
+${originProblems.length ? html`<p class="field-error" id="allowed_origins-error">${originProblems.join(' ')}</p>` : ''}</div>
+<div><button type="submit">Create embed key</button></div>
+</form>
+${input.keys.length === 0 ? html`<p class="panel">No embed keys yet.</p>` : keys}`
 }
 
 export function accountSettingsView(input: {

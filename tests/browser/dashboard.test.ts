@@ -128,7 +128,7 @@ test('sign up, add a domain, read its status, create and use a token, log out an
   await page.screenshot({ path: `${ARTIFACTS}dashboard-domains.png`, fullPage: true })
 
   await page.getByRole('link', { name: 'API access' }).click()
-  await page.getByLabel('Name').fill('browser test')
+  await page.getByLabel('Token name').fill('browser test')
   await page.getByLabel('Expires').selectOption('30')
   await page.getByRole('button', { name: 'Create token' }).click()
   const token = (await page.locator('#token-value').textContent())!.trim()
