@@ -36,8 +36,17 @@ const QUEUES: Queue[] = [
   },
   { name: VERIFY_PENDING, retryLimit: 1, expireInSeconds: 600 },
   // A message is retried on storage failure (parse failures quarantine instead); 15 min covers a
-  // 1 GB report.
-  { name: PROCESS_MESSAGE, retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 900 },
+  // 1 GB report. The heartbeat (refreshed every 15 s while the handler runs) lets a live worker's
+  // supervise pass (every 60 s) fail the job of a worker that died mid-message into a retry (due
+  // after retryDelay, 30-60 s), instead of waiting out the 15 min expiry (tests/src/scale.test.ts).
+  {
+    name: PROCESS_MESSAGE,
+    retryLimit: 5,
+    retryDelay: 30,
+    retryBackoff: true,
+    expireInSeconds: 900,
+    heartbeatSeconds: 30,
+  },
   { name: ENRICH_SOURCES, policy: 'singleton', retryLimit: 2, expireInSeconds: 600 },
   { name: POLL_MAILBOXES, policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
   { name: REFLATTEN_SPF, policy: 'singleton', retryLimit: 2, expireInSeconds: 3600 },
@@ -92,5 +101,15 @@ const QUEUES: Queue[] = [
 ]
 
 export async function createQueues(boss: PgBoss): Promise<void> {
-  for (const { name, ...options } of QUEUES) await boss.createQueue(name, options)
+  for (const { name, policy, partition, ...options } of QUEUES) {
+    // createQueue leaves an existing queue as it was: the settings that may change (retries,
+    // expiry, heartbeat) are applied again, so an upgraded install gets them at its next start.
+    // Policy and partitioning are fixed at creation (pg-boss refuses to change them).
+    await boss.createQueue(name, {
+      ...options,
+      ...(policy ? { policy } : {}),
+      ...(partition ? { partition } : {}),
+    })
+    if (Object.keys(options).length > 0) await boss.updateQueue(name, options)
+  }
 }
