@@ -288,6 +288,9 @@ export function buildApp(runtime: Runtime) {
         counter: s.counter,
         checks,
         verificationDns: runtime.verificationDns,
+        secrets: runtime.secrets,
+        dns: runtime.dns,
+        allowPrivate: config.webhookAllowPrivate,
       }),
     )
   routes.load(app.routes)

@@ -3,6 +3,7 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { CheckDeps } from '../../domain/posture/check-domain.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
+import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { withTtlCache } from '../../infrastructure/dns/dns-cache.ts'
 import { createDnsPacketResolver } from '../../infrastructure/dns/dns-packet-resolver.ts'
@@ -22,6 +23,7 @@ import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organi
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
+import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
 import type { Config } from '../config.ts'
 
 // What the dashboard's pages need, built once from the deps the composition root hands over.
@@ -39,6 +41,12 @@ export interface DashboardDeps {
   verificationDns?: DnsResolver
   /** Outgoing mail; by default built from MAIL_SMTP_URL and MAIL_FROM. */
   mailer?: MailSender
+  /** Opens the sealed webhook secrets; without it Settings → API access says webhooks are unavailable. */
+  secrets?: SecretBox
+  /** DNS for the webhook URL check (PUT /webhooks' check); by default the posture checks' resolver. */
+  dns?: DnsResolver
+  /** WEBHOOK_ALLOW_PRIVATE; by default read from the config. */
+  allowPrivate?: boolean
 }
 
 /** argon2id through Bun.password (contract §5), with Bun's default cost (64 MiB, 2 passes). */
@@ -82,6 +90,11 @@ export function dashboardServices(deps: DashboardDeps) {
     passwords: bunPasswords(),
     checks,
     verificationDns: deps.verificationDns ?? checks.dns,
+    webhooks: deps.secrets === undefined ? null : pgWebhookStore(db, { secrets: deps.secrets }),
+    webhookUrl: {
+      dns: deps.dns ?? checks.dns,
+      allowPrivate: deps.allowPrivate ?? deps.config.webhookAllowPrivate,
+    },
     mailer:
       deps.mailer ??
       createMailSender({

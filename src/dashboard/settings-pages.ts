@@ -3,14 +3,28 @@ import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import { endOtherSessions } from '../../domain/accounts/sessions.ts'
 import { createToken, revokeToken } from '../../domain/accounts/use-cases.ts'
 import { createEmbedKey, revokeEmbedKey } from '../../domain/embed/embed-key.ts'
+import { newWebhookSecret } from '../../domain/webhooks/payload.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
+import { checkWebhookUrl } from '../routes/webhook-url.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'
-import { type FieldErrors, htmlResponse, redirectTo } from './layout.ts'
+import { type FieldErrors, htmlResponse, messagePage, redirectTo } from './layout.ts'
 import type { DashboardServices } from './services.ts'
 import { accountSettingsView, apiSettingsView } from './settings-views.ts'
 
-// /settings/api (tokens: create with a name and expiry, value shown once, list, revoke) and
-// /settings/account (report address, sessions, log out the others). Contract §5 and §7.
+// /settings/api (tokens: create with a name and expiry, value shown once, list, revoke; embed keys;
+// webhooks: URL, secret, test ping, recent deliveries, redeliver) and /settings/account (report
+// address, sessions, log out the others). Contract §5 and §7.
+
+const WEBHOOK_NOTICES: Record<string, string> = {
+  saved: 'The webhook URL is saved.',
+  off: 'Webhooks are turned off (no URL).',
+  rotated: 'The signing secret is rotated: the old one no longer works.',
+  pinged: 'Test ping queued. It appears under Recent deliveries.',
+  redelivered: 'Redelivery queued.',
+  in_progress:
+    'That delivery is still pending (its retries are running): redeliver it once it is delivered or failed.',
+  no_url: 'No webhook URL is set: save one first.',
+}
 
 export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
   const apiPage = async (
@@ -19,13 +33,17 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
       created?: { name: string; value: string }
       form?: { name?: string; errors?: FieldErrors }
       embedForm?: { name?: string; origins?: string; errors?: FieldErrors }
+      webhookForm?: { url?: string; errors?: FieldErrors }
       notice?: string | null
       status?: number
     } = {},
   ) => {
-    const [tokens, embedKeys] = await Promise.all([
+    const { webhookForm, ...rest } = extra
+    const [tokens, embedKeys, settings, deliveries] = await Promise.all([
       s.tokens.list(session.accountId),
       s.embedKeys.list(session.accountId),
+      s.webhooks?.getSettings(session.accountId) ?? null,
+      s.webhooks?.listDeliveries(session.accountId, {}, { page: 1, perPage: 10 }) ?? null,
     ])
     const view = apiSettingsView({
       viewer: viewerOf(session),
@@ -33,11 +51,14 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
       embedKeys,
       publicUrl: s.config.publicUrl,
       now: s.now(),
-      ...extra,
+      webhook: { settings, deliveries: deliveries?.items ?? [], form: webhookForm },
+      ...rest,
     })
     // The page that shows a new token's value must not be kept anywhere (no-store is on every page).
     return htmlResponse(view, { status: extra.status ?? 200 })
   }
+
+  const unavailable = () => redirectTo('/settings/api#webhooks')
 
   return new Elysia({ name: 'dashboard:settings' })
     .use(sessions)
@@ -52,7 +73,7 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
               ? 'Embed key created. Copy its snippet below.'
               : query.embed_deleted === '1'
                 ? 'The embed key is deleted.'
-                : null
+                : (WEBHOOK_NOTICES[query.webhook ?? ''] ?? null)
         return apiPage(session, { notice })
       },
       { session: true },
@@ -132,6 +153,67 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
         // Scoped by the session's account: another account's key id is simply not found.
         await revokeEmbedKey(s, { accountId: session.accountId, id: param(params.id), now: s.now() })
         return redirectTo('/settings/api?embed_deleted=1')
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/api/webhook',
+      async ({ session, body, request }) => {
+        noteAccount(request, session)
+        const store = s.webhooks
+        if (store === null) return unavailable()
+        const raw = (formOf(body).get('webhook_url') ?? '').trim()
+        // The same check as PUT /api/v1/webhooks; an empty field turns webhooks off (url null).
+        const checked = raw === '' ? null : await checkWebhookUrl(s.webhookUrl, raw)
+        if (checked !== null && !checked.ok) {
+          const failed = checked.failure.code === 'validation_failed' ? checked.failure.errors : {}
+          const errors = { webhook_url: failed.url ?? ['The URL is refused.'] }
+          return apiPage(session, { webhookForm: { url: raw, errors }, status: 400 })
+        }
+        const url = checked === null ? null : checked.value
+        await store.putUrl(session.accountId, url, newWebhookSecret(s.random), s.now())
+        s.logger.info('webhook url saved', { account_id: session.accountId, enabled: url !== null })
+        return redirectTo(`/settings/api?webhook=${url === null ? 'off' : 'saved'}#webhooks`)
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/api/webhook/secret/rotate',
+      async ({ session, request }) => {
+        noteAccount(request, session)
+        if (s.webhooks === null) return unavailable()
+        await s.webhooks.rotateSecret(session.accountId, newWebhookSecret(s.random), s.now())
+        s.logger.info('webhook secret rotated', { account_id: session.accountId })
+        return redirectTo('/settings/api?webhook=rotated#webhooks')
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/api/webhook/test',
+      async ({ session, request }) => {
+        noteAccount(request, session)
+        if (s.webhooks === null) return unavailable()
+        const delivery = await s.webhooks.ping(session.accountId, s.now())
+        return redirectTo(`/settings/api?webhook=${delivery === null ? 'no_url' : 'pinged'}#webhooks`)
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/api/webhook/deliveries/:id/redeliver',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        if (s.webhooks === null) return unavailable()
+        // Scoped by the session's account: another account's delivery id is simply not found.
+        const result = await s.webhooks.redeliver(session.accountId, param(params.id), s.now())
+        if (result.kind === 'not_found')
+          return messagePage({
+            status: 404,
+            title: 'Delivery not found',
+            message: 'There is no such webhook delivery in your account.',
+            viewer: viewerOf(session),
+          })
+        const outcome = result.kind === 'ok' ? 'redelivered' : result.kind
+        return redirectTo(`/settings/api?webhook=${outcome}#webhooks`)
       },
       { session: true, csrf: true },
     )

@@ -2,6 +2,7 @@ import { tokenState } from '../../domain/accounts/api-token.ts'
 import type { TokenRecord } from '../../domain/accounts/ports.ts'
 import type { SessionRecord } from '../../domain/accounts/sessions.ts'
 import type { EmbedKey } from '../../domain/embed/embed-key.ts'
+import type { WebhookDelivery, WebhookSettings } from '../../infrastructure/repositories/pg-webhook-store.ts'
 import { badge, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, field, layout, type Viewer } from './layout.ts'
@@ -26,6 +27,7 @@ export function apiSettingsView(input: {
   embedKeys?: EmbedKey[]
   embedForm?: { name?: string; origins?: string; errors?: FieldErrors }
   publicUrl?: string
+  webhook?: WebhookSectionInput
 }): SafeHtml {
   const { viewer } = input
   const csrf = csrfField(viewer.csrfToken)
@@ -72,7 +74,8 @@ ${
     : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Token</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody></table>`
 }
-${input.embedKeys ? embedKeysSection({ keys: input.embedKeys, csrf, form: input.embedForm, publicUrl: input.publicUrl ?? '' }) : ''}`
+${input.embedKeys ? embedKeysSection({ keys: input.embedKeys, csrf, form: input.embedForm, publicUrl: input.publicUrl ?? '' }) : ''}
+${input.webhook ? webhookSection(input.webhook, csrf) : ''}`
   return layout({ title: 'API access', viewer, current: '/settings/api', body })
 }
 
@@ -113,6 +116,65 @@ ${originProblems.length ? html`<p class="field-error" id="allowed_origins-error"
 <div><button type="submit">Create embed key</button></div>
 </form>
 ${input.keys.length === 0 ? html`<p class="panel">No embed keys yet.</p>` : keys}`
+}
+
+/** What the webhook section shows; `settings` null: no secret box, so webhooks are not available. */
+export interface WebhookSectionInput {
+  settings: WebhookSettings | null
+  /** The newest deliveries (at most 10). */
+  deliveries: WebhookDelivery[]
+  form?: { url?: string; errors?: FieldErrors }
+}
+
+function webhookSection(input: WebhookSectionInput, csrf: SafeHtml): SafeHtml {
+  const heading = html`<h2 id="webhooks">Webhooks</h2>`
+  if (input.settings === null)
+    return html`${heading}<p class="panel">Webhooks are not available on this server.</p>`
+  const { settings } = input
+  const errors = input.form?.errors ?? {}
+  const url = input.form?.url ?? settings.url ?? ''
+  const secret =
+    settings.secret === null
+      ? html`<p class="muted">No signing secret yet: it is created when you first save a URL.</p>`
+      : html`<details><summary>Reveal the signing secret</summary>
+<div class="copy-row"><code class="value secret" id="webhook-secret">${settings.secret}</code><button type="button" class="secondary" data-copy="webhook-secret" aria-label="Copy the signing secret">Copy</button></div>
+</details>`
+  const rows = input.deliveries.map((delivery) => {
+    const last = delivery.attempts.at(-1)
+    const action =
+      delivery.status === 'pending'
+        ? html`<button type="button" class="secondary" disabled>Pending: retries running</button>`
+        : html`<form method="post" action="/settings/api/webhook/deliveries/${delivery.id}/redeliver">${csrf}<button type="submit" class="secondary" aria-label="Redeliver ${delivery.event} of ${delivery.createdAt.toISOString()}">Redeliver</button></form>`
+    return html`<tr>
+<th scope="row">${delivery.event}</th>
+<td>${badge(delivery.status === 'delivered' ? 'ok' : delivery.status === 'failed' ? 'critical' : 'unknown', delivery.status)}</td>
+<td>${delivery.attemptCount}</td>
+<td>${last?.status ?? html`<span class="muted">none</span>`}</td>
+<td>${last ? `${last.latencyMs} ms` : html`<span class="muted">none</span>`}</td>
+<td>${time(delivery.createdAt)}</td>
+<td>${action}</td></tr>`
+  })
+  return html`${heading}
+<p>Events (alerts, reports, changes) are POSTed to your URL, signed with the secret below. See <a href="/swagger">the API reference</a> for the payloads.</p>
+${errorSummary(errors, { webhook_url: 'Webhook URL' })}
+<form method="post" action="/settings/api/webhook" class="inline panel" novalidate>
+${csrf}
+${field({ name: 'webhook_url', label: 'Webhook URL', type: 'url', value: url, hint: 'https only. Leave empty to turn webhooks off.', errors, extra: html` maxlength="2048"` })}
+<div><button type="submit">Save URL</button></div>
+</form>
+<section class="panel" aria-labelledby="webhook-secret-title">
+<h3 id="webhook-secret-title">Signing secret</h3>
+${secret}
+<form method="post" action="/settings/api/webhook/secret/rotate" class="actions" data-confirm="Rotate the signing secret? The old one stops working at once.">${csrf}<button type="submit" class="secondary">Rotate secret</button></form>
+</section>
+<form method="post" action="/settings/api/webhook/test" class="actions">${csrf}<button type="submit"${settings.url === null ? html` disabled` : ''}>Send test ping</button></form>
+<h3>Recent deliveries</h3>
+${
+  input.deliveries.length === 0
+    ? html`<p class="panel">No deliveries yet.</p>`
+    : html`<table><thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last status code</th><th scope="col">Latency</th><th scope="col">Time</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
+<tbody>${rows}</tbody></table>`
+}`
 }
 
 export function accountSettingsView(input: {
