@@ -5,7 +5,7 @@ import { rowsOf } from '../../infrastructure/db/database.ts'
 import { IMPORT_DOMAINS } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { startWorkers } from '../../src/worker.ts'
-import { type PowerDnsServer, powerDnsAvailable, startPowerDns } from '../support/powerdns.ts'
+import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
 // DNS provider connections, domain import and writes end to end, against a real PowerDNS
@@ -13,7 +13,6 @@ import { startTestApp, type TestAccount, type TestApp } from '../support/test-ap
 // verification go over real DNS; WEBHOOK_ALLOW_PRIVATE=1 lets the connection reach its loopback API.
 // The workers run in-process, so the import is the real pg-boss job.
 
-const available = powerDnsAvailable()
 const ZONES = ['acme.test', 'old.test', 'shop.test']
 let pdns: PowerDnsServer
 let t: TestApp
@@ -45,7 +44,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 const write = (body: Record<string, unknown>, account = owner) =>
   call(account, 'POST', '/dns-providers/writes', { domain: 'acme.test', type: 'TXT', ...body })
 
-describe.skipIf(!available)('DNS providers against PowerDNS', () => {
+describe('DNS providers against PowerDNS', () => {
   beforeAll(async () => {
     pdns = await startPowerDns(ZONES)
     t = await startTestApp(

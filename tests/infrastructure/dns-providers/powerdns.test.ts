@@ -3,7 +3,7 @@ import { txtValues } from '../../../domain/dns/txt.ts'
 import type { DnsProvider } from '../../../domain/dns-providers/ports.ts'
 import { createDnsPacketResolver } from '../../../infrastructure/dns/dns-packet-resolver.ts'
 import { createPowerDnsProvider } from '../../../infrastructure/dns-providers/powerdns.ts'
-import { type PowerDnsServer, powerDnsAvailable, startPowerDns } from '../../support/powerdns.ts'
+import { type PowerDnsServer, startPowerDns } from '../../support/powerdns.ts'
 
 // The PowerDNS adapter against a real PowerDNS Authoritative (tests/support/powerdns.ts): its HTTP
 // API for every operation, and the project's own DNS resolver against its DNS port to prove that
@@ -12,7 +12,7 @@ import { type PowerDnsServer, powerDnsAvailable, startPowerDns } from '../../sup
 const ZONE = { id: 'example.test.', name: 'example.test' }
 const SPF = `v=spf1 ${Array.from({ length: 24 }, (_, i) => `ip4:198.51.100.${i}`).join(' ')} include:_spf.example.net -all`
 
-describe.skipIf(!powerDnsAvailable())('PowerDNS adapter', () => {
+describe('PowerDNS adapter', () => {
   let server: PowerDnsServer
   let pdns: DnsProvider
   const dns = (name: string, type: 'TXT' | 'MX' | 'CNAME' | 'A') =>
