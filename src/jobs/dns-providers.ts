@@ -2,9 +2,9 @@ import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { runImport } from '../../domain/dns-providers/imports.ts'
 import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
-import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
+import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
-import { fail, ok, type Result } from '../../domain/shared/result.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { providerOpener, providerRegistry } from '../../infrastructure/dns-providers/registry.ts'
@@ -19,7 +19,6 @@ import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
-import { DNS_WRITES_SCOPE } from '../routes/spf.ts'
 
 // Domain imports from DNS providers (issue #7; docs/dns-providers.md "Connections, import and
 // writes"). One job per import (singleton per import id, so two runs of one import never overlap);
@@ -67,8 +66,7 @@ export function dnsProviderDeps(wiring: ProviderWiring) {
   const db = wiring.database.db
   const connections = pgConnectionStore(db, { secrets: wiring.secrets })
   const registry = providerRegistry({ dns: wiring.dns, allowPrivate: wiring.allowPrivate })
-  const counter = wiring.counter ?? pgRateLimitCounter(db)
-  const policy = { scope: DNS_WRITES_SCOPE, limit: wiring.dnsWritesPerMinute ?? 10, windowSeconds: 60 }
+  const counter = wiring.counter ?? pgRateLimitCounter(wiring.database.countersDb)
   return {
     connections,
     build: registry.build,
@@ -81,10 +79,7 @@ export function dnsProviderDeps(wiring: ProviderWiring) {
     wait: (ms: number) => Bun.sleep(ms),
     readBack: wiring.readBack ?? { attempts: 20, intervalMs: 250 },
     /** One DNS write against the account's limit, shared with SPF management (scope `dns_writes`). */
-    async dnsWrites(accountId: string): Promise<Result<null>> {
-      const decision = await consume({ counter }, { policy, subject: accountId, now: wiring.now() })
-      return decision.allowed ? ok(null) : fail({ code: 'rate_limited', retryAfter: decision.retryAfter })
-    },
+    dnsWrites: dnsWriteGate({ counter, perMinute: wiring.dnsWritesPerMinute ?? 10, now: wiring.now }),
   }
 }
 

@@ -4,8 +4,8 @@ import { getDmarc, type HostingDeps, hostDmarc, updateDmarc } from '../../domain
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { ProgressionWriteDeps } from '../../domain/policy/ports.ts'
 import { approveProposal, rollbackPolicy, viewProgression } from '../../domain/policy/use-cases.ts'
-import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import { fail, ok, type Result } from '../../domain/shared/result.ts'
+import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
+import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
@@ -30,7 +30,6 @@ import {
   presentProgression,
   presentPublished,
 } from './dmarc-models.ts'
-import { DNS_WRITES_SCOPE } from './spf.ts'
 
 // Hosted DMARC records (issue #5) and DMARC policy progression (issue #6): docs/hosted-dns.md,
 // docs/policy-progression.md, docs/api.md. The domain is `:name` here as in every /domains route
@@ -60,12 +59,7 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
   const db = deps.database.db
   const zone = deps.spf.zone
   const accounts = pgAccountStore(db)
-  const policy = { scope: DNS_WRITES_SCOPE, limit: deps.dnsWritesPerMinute, windowSeconds: 60 }
-  // Counted only when a change is about to be saved: a call that changes nothing is no DNS write.
-  const dnsWrites = async (accountId: string): Promise<Result<null>> => {
-    const decision = await consume(deps, { policy, subject: accountId, now: deps.now() })
-    return decision.allowed ? ok(null) : fail({ code: 'rate_limited', retryAfter: decision.retryAfter })
-  }
+  const dnsWrites = dnsWriteGate({ counter: deps.counter, perMinute: deps.dnsWritesPerMinute, now: deps.now })
   const reportAddress =
     deps.reportAddress ??
     (async (accountId: string) =>

@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import { fail, ok, type Result } from '../../domain/shared/result.ts'
+import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
+import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import { fail, type Result } from '../../domain/shared/result.ts'
 import type { SpfWriteDeps } from '../../domain/spf-management/managed-change.ts'
 import {
   addSourceToSpf,
@@ -42,9 +43,6 @@ export interface SpfRouteDeps {
   spf: Config['spf']
 }
 
-/** Contract §3: SPF updates count against the account, 10 a minute by default. */
-export const DNS_WRITES_SCOPE = 'dns_writes'
-
 /** Model errors name sources by index as `sources[3].network`; the API's fields are dotted. */
 function dotted<T>(result: Result<T>): T {
   if (result.ok || result.failure.code !== 'validation_failed') return unwrap(result)
@@ -60,18 +58,13 @@ const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
 
 export function spfRoutes(deps: SpfRouteDeps) {
   const store = pgSpfStore(deps.database.db, { zone: deps.spf.zone })
-  const policy = { scope: DNS_WRITES_SCOPE, limit: deps.dnsWritesPerMinute, windowSeconds: 60 }
   const useCases: SpfWriteDeps & { activity: ReturnType<typeof pgSpfSourceActivity> } = {
     store,
     dns: deps.dns,
     now: deps.now,
     zone: deps.spf.zone,
     activity: pgSpfSourceActivity(deps.database.db),
-    // Counted only when a change is about to be saved: a call that changes nothing is no DNS write.
-    async dnsWrites(accountId): Promise<Result<null>> {
-      const decision = await consume(deps, { policy, subject: accountId, now: deps.now() })
-      return decision.allowed ? ok(null) : fail({ code: 'rate_limited', retryAfter: decision.retryAfter })
-    },
+    dnsWrites: dnsWriteGate({ counter: deps.counter, perMinute: deps.dnsWritesPerMinute, now: deps.now }),
   }
   return new Elysia({ name: 'routes:spf', prefix: '/domains', detail: { tags: ['SPF'] } })
     .use(apiModels)
