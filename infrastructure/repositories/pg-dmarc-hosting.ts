@@ -1,13 +1,13 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { type HostedDmarc, hostedDmarcName } from '../../domain/dmarc/hosting.ts'
-import type { DmarcDomain, DmarcHostingStore } from '../../domain/dmarc/hosting-use-cases.ts'
-import type { AutomationLevel } from '../../domain/domains/domain.ts'
+import type { DmarcHostingStore } from '../../domain/dmarc/hosting-use-cases.ts'
 import { domainLabel } from '../../domain/spf-management/managed-record.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { domains } from '../db/schema/domains.ts'
 import { policyChanges } from '../db/schema/policy.ts'
 import { auditLog, hostedRecords, spfManagement } from '../db/schema/spf.ts'
+import { domainRef } from './pg-domain-ref.ts'
 
 // Hosted DMARC records (issue #5): one hosted_records row of kind 'dmarc' per domain, named
 // `<label>._dmarc.<SPF_ZONE>` and served by the built-in responder (pg-spf-store.ts hostedTxt).
@@ -142,22 +142,7 @@ export function pgDmarcHosting(db: Db, options: { zone: string }): DmarcHostingS
   }
 
   return {
-    async domain(accountId, name): Promise<DmarcDomain | null> {
-      const rows = await db
-        .select({
-          id: domains.id,
-          name: domains.name,
-          verifiedAt: domains.verifiedAt,
-          automationLevel: domains.automationLevel,
-        })
-        .from(domains)
-        .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
-        .limit(1)
-      const row = rows[0]
-      if (row === undefined) return null
-      const automationLevel = row.automationLevel as AutomationLevel
-      return { id: row.id, name: row.name, verified: row.verifiedAt !== null, automationLevel }
-    },
+    domain: (accountId, name) => domainRef(db, accountId, name),
 
     get: (accountId, domainId) => hostedOf(db, accountId, domainId),
 

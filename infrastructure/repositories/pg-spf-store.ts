@@ -1,6 +1,5 @@
 import { and, asc, count, desc, eq, lt, ne } from 'drizzle-orm'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { AutomationLevel } from '../../domain/domains/domain.ts'
 import { offsetOf } from '../../domain/shared/pagination.ts'
 import type { HostedRecords, ManagedSpfConfig } from '../../domain/spf-management/managed-record.ts'
 import type {
@@ -16,6 +15,7 @@ import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { domains } from '../db/schema/domains.ts'
 import { auditLog, hostedRecords, spfManagement, spfVersions } from '../db/schema/spf.ts'
+import { domainRef } from './pg-domain-ref.ts'
 import { appendEvent } from './pg-event-outbox.ts'
 
 // Managed SPF configurations, their versions, the audit log and the records the built-in DNS
@@ -144,22 +144,7 @@ export function pgSpfStore(db: Db, options: { zone: string }): SpfStore & Hosted
   }
 
   return {
-    async domain(accountId, name) {
-      const rows = await db
-        .select({
-          id: domains.id,
-          name: domains.name,
-          verifiedAt: domains.verifiedAt,
-          automationLevel: domains.automationLevel,
-        })
-        .from(domains)
-        .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
-        .limit(1)
-      const row = rows[0]
-      if (row === undefined) return null
-      const automationLevel = row.automationLevel as AutomationLevel
-      return { id: row.id, name: row.name, verified: row.verifiedAt !== null, automationLevel }
-    },
+    domain: (accountId, name) => domainRef(db, accountId, name),
 
     async get(accountId, domainId) {
       const rows = await db
