@@ -38,7 +38,10 @@ export interface ProgressJob {
   domainId: number
 }
 
-export function progressionDeps(deps: PolicyJobDeps): ProgressionDeps {
+/** The progression engine's reads and writes, for the daily job and the API alike. */
+export function progressionDeps(
+  deps: Pick<PolicyJobDeps, 'database' | 'dns' | 'now' | 'zone'>,
+): ProgressionDeps {
   const db = deps.database.db
   return {
     store: pgPolicyStore(db, { zone: deps.zone }),

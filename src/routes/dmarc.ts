@@ -7,20 +7,14 @@ import { approveProposal, rollbackPolicy, viewProgression } from '../../domain/p
 import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
-import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
 import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import type { Config } from '../config.ts'
+import { progressionDeps } from '../jobs/policy.ts'
 import {
   DMARC_MODELS,
   presentApplied,
@@ -44,11 +38,8 @@ export interface DmarcRouteDeps {
   counter: RateLimitCounter
   dnsWritesPerMinute: number
   spf: Config['spf']
-  /**
-   * The account's report address (compose.ts: `checks.reportAddress`). Without it the address is
-   * `<ingest key>@<SPF_ZONE without its leading "spf.">`, which is right for the default SPF_ZONE.
-   */
-  reportAddress?: (accountId: string) => Promise<string>
+  /** The account's report address (compose.ts: `checks.reportAddress`), for default hosted records. */
+  reportAddress: (accountId: string) => Promise<string>
 }
 
 const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
@@ -58,28 +49,16 @@ const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
 export function dmarcRoutes(deps: DmarcRouteDeps) {
   const db = deps.database.db
   const zone = deps.spf.zone
-  const accounts = pgAccountStore(db)
   const dnsWrites = dnsWriteGate({ counter: deps.counter, perMinute: deps.dnsWritesPerMinute, now: deps.now })
-  const reportAddress =
-    deps.reportAddress ??
-    (async (accountId: string) =>
-      `${(await accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${zone.replace(/^spf\./, '')}`)
   const hosting: HostingDeps = {
     store: pgDmarcHosting(db, { zone }),
     dns: deps.dns,
     now: deps.now,
-    reportAddress,
+    reportAddress: deps.reportAddress,
     dnsWrites,
   }
   const progression: ProgressionWriteDeps = {
-    store: pgPolicyStore(db, { zone }),
-    figures: {
-      stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
-      overrides: (scope) => listOverrides(db, scope),
-      daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
-    },
-    dns: deps.dns,
-    now: deps.now,
+    ...progressionDeps({ database: deps.database, dns: deps.dns, now: deps.now, zone }),
     dnsWrites,
   }
 
