@@ -1,6 +1,7 @@
 import type { DnsAnswer, DnsResolver } from '../dns/ports.ts'
 import { txtValues } from '../dns/txt.ts'
 import type { Severity } from '../shared/finding.ts'
+import { mapBounded } from '../shared/map-bounded.ts'
 import {
   type DkimFinding,
   type DkimKeyRecord,
@@ -218,21 +219,4 @@ async function checkSelector(dns: DnsResolver, domain: string, candidate: Select
     findings: parsed.findings,
   }
   return { check, keyRecords: keys.length }
-}
-
-async function mapBounded<T, R>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++
-      results[index] = await work(items[index]!)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
-  return results
 }

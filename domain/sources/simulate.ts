@@ -1,3 +1,4 @@
+import { mapBounded } from '../shared/map-bounded.ts'
 // What-if for a proposed SPF record (issue #5): replay the sending IPs of recent aggregate reports
 // through check_host() (RFC 7208 §4) against the proposed record, and report which sources, and how
 // many messages, would newly fail or newly pass DMARC. The DMARC policy what-if is in
@@ -247,23 +248,4 @@ function count(bucket: { sources: number; messages: number }, messages: number) 
 
 function byMessagesThenIp(a: Ranked, b: Ranked): number {
   return b.messages - a.messages || (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0)
-}
-
-/** Like Promise.all over `items.map(fn)`, with at most `limit` calls in flight; order is kept. */
-async function mapBounded<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++
-      results[index] = await fn(items[index]!)
-    }
-  }
-  const workers = Math.max(1, Math.min(Math.floor(limit) || 1, items.length))
-  await Promise.all(Array.from({ length: workers }, worker))
-  return results
 }
