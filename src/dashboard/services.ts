@@ -5,9 +5,6 @@ import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import { withTtlCache } from '../../infrastructure/dns/dns-cache.ts'
-import { createDnsPacketResolver } from '../../infrastructure/dns/dns-packet-resolver.ts'
-import { createMtaStsFetcher } from '../../infrastructure/http/mta-sts-fetcher.ts'
 import type { Logger } from '../../infrastructure/logging/json-logger.ts'
 import { createMailSender, type MailSender } from '../../infrastructure/mail/mail-sender.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
@@ -16,7 +13,6 @@ import {
   pgCredentialStore,
   pgPasswordResetStore,
 } from '../../infrastructure/repositories/pg-credential-store.ts'
-import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
@@ -36,9 +32,9 @@ export interface DashboardDeps {
   random: RandomBytes
   counter: RateLimitCounter
   /** The posture checks with the process's shared DNS cache (what GET /domains/{name}/status uses). */
-  checks?: CheckDeps
+  checks: CheckDeps
   /** Uncached DNS for ownership verification. */
-  verificationDns?: DnsResolver
+  verificationDns: DnsResolver
   /** Outgoing mail; by default built from MAIL_SMTP_URL and MAIL_FROM. */
   mailer?: MailSender
   /** Opens the sealed webhook secrets; without it Settings → API access says webhooks are unavailable. */
@@ -74,7 +70,7 @@ export function dashboardServices(deps: DashboardDeps) {
   const accounts = pgAccountStore(db)
   const domains = pgDomainStore(db)
   const reports = pgReportReader(db)
-  const checks = deps.checks ?? fallbackChecks(deps, { domains, reports, accounts })
+  const { checks } = deps
   return {
     ...deps,
     accounts,
@@ -89,7 +85,7 @@ export function dashboardServices(deps: DashboardDeps) {
     resets: pgPasswordResetStore(db),
     passwords: bunPasswords(),
     checks,
-    verificationDns: deps.verificationDns ?? checks.dns,
+    verificationDns: deps.verificationDns,
     webhooks: deps.secrets === undefined ? null : pgWebhookStore(db, { secrets: deps.secrets }),
     webhookUrl: {
       dns: deps.dns ?? checks.dns,
@@ -102,33 +98,5 @@ export function dashboardServices(deps: DashboardDeps) {
         from: deps.config.mail.from,
         logger: deps.logger,
       }),
-  }
-}
-
-/**
- * Until the composition root hands over its posture deps, the dashboard builds the same ones (a
- * second DNS cache in the process; the results are the same, only the cache is not shared).
- */
-function fallbackChecks(
-  deps: DashboardDeps,
-  s: {
-    domains: CheckDeps['domains']
-    reports: ReturnType<typeof pgReportReader>
-    accounts: ReturnType<typeof pgAccountStore>
-  },
-): CheckDeps {
-  const { config } = deps
-  const dns = withTtlCache(
-    createDnsPacketResolver({ servers: config.dnsServers ?? undefined, timeoutMs: config.dnsTimeoutMs }),
-    { now: () => deps.now().getTime() },
-  )
-  return {
-    dns,
-    fetchMtaStsPolicy: createMtaStsFetcher({ dns, allowPrivate: config.webhookAllowPrivate }),
-    domains: s.domains,
-    checks: pgDomainCheckStore(deps.database.db),
-    learnedSelectors: s.reports.learnedSelectors,
-    reportAddress: async (accountId) =>
-      `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,
   }
 }
