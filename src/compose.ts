@@ -291,6 +291,9 @@ export function buildApp(runtime: Runtime) {
         secrets: runtime.secrets,
         dns: runtime.dns,
         allowPrivate: config.webhookAllowPrivate,
+        boss: runtime.boss,
+        messages: intakeDeps.messages,
+        forensicTls: s.forensicTls,
       }),
     )
   routes.load(app.routes)

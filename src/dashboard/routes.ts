@@ -5,6 +5,9 @@ import { assetResponse } from './assets.ts'
 import { authPages } from './auth-pages.ts'
 import { domainPages } from './domain-pages.ts'
 import { messagePage } from './layout.ts'
+import { oauthPages } from './oauth-pages.ts'
+import { organizationPages } from './organization-pages.ts'
+import { providerPages } from './provider-pages.ts'
 import { reportPages } from './report-pages.ts'
 import { type DashboardDeps, dashboardServices } from './services.ts'
 import { settingsPages } from './settings-pages.ts'
@@ -43,4 +46,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
     .use(reportPages(s, sessions))
     .use(alertPages(s, sessions))
     .use(settingsPages(s, sessions))
+    .use(organizationPages(s, sessions))
+    .use(providerPages(s, sessions))
+    .use(oauthPages(s))
 }

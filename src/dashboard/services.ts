@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss'
 import type { PasswordHasher } from '../../domain/accounts/password-login.ts'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { CheckDeps } from '../../domain/posture/check-domain.ts'
@@ -15,6 +16,8 @@ import {
 } from '../../infrastructure/repositories/pg-credential-store.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
+import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
+import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
@@ -43,6 +46,12 @@ export interface DashboardDeps {
   dns?: DnsResolver
   /** WEBHOOK_ALLOW_PRIVATE; by default read from the config. */
   allowPrivate?: boolean
+  /** The job queue (DNS provider imports, SPF re-flattening); null where no queue runs. */
+  boss?: PgBoss | null
+  /** Intake messages (the quarantine page and its retry button). */
+  messages?: ReturnType<typeof pgIngestMessageStore>
+  /** Failure and TLS-RPT reports. */
+  forensicTls?: ReturnType<typeof pgForensicTlsStore>
 }
 
 /** argon2id through Bun.password (contract §5), with Bun's default cost (64 MiB, 2 passes). */
@@ -79,6 +88,9 @@ export function dashboardServices(deps: DashboardDeps) {
     alerts: pgAlertStore(db),
     embedKeys: pgEmbedKeyStore(db),
     organizations: pgOrganizationStore(db),
+    forensicTls: deps.forensicTls ?? pgForensicTlsStore(db),
+    boss: deps.boss ?? null,
+    messages: deps.messages ?? pgIngestMessageStore(db, deps.boss ?? null),
     tokens: pgTokenStore(db),
     sessions: pgSessionStore(db),
     credentials: pgCredentialStore(db),

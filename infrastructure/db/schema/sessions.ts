@@ -1,4 +1,4 @@
-import { index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts, users } from './accounts.ts'
 
 // Dashboard sessions (contract §5). The cookie carries an opaque random id; only its SHA-256 is
@@ -40,4 +40,22 @@ export const passwordResets = pgTable(
     usedAt: timestamp({ withTimezone: true }),
   },
   (t) => [index().on(t.userId), index().on(t.expiresAt)],
+)
+
+// OAuth / OpenID Connect sign-in (issue #8): one row per (provider, subject) linked to a user. A
+// provider identity is linked to an existing user only through an email the provider says is
+// verified; the subject, not the email, is what later logins match.
+export const oauthIdentities = pgTable(
+  'oauth_identities',
+  {
+    provider: text().notNull(),
+    subject: text().notNull(),
+    userId: uuid()
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    email: text(),
+    createdAt: timestamp({ withTimezone: true }).notNull(),
+    lastLoginAt: timestamp({ withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.subject] }), index().on(t.userId)],
 )
