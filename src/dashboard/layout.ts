@@ -28,6 +28,8 @@ const NAV = [
   { href: '/domains', label: 'Domains' },
   { href: '/reports', label: 'Reports' },
   { href: '/alerts', label: 'Alerts' },
+  { href: '/organizations', label: 'Organizations' },
+  { href: '/dns-providers', label: 'DNS providers' },
   { href: '/settings/api', label: 'API access' },
   { href: '/settings/account', label: 'Account' },
 ] as const
