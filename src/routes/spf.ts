@@ -1,9 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import { fail, type Result } from '../../domain/shared/result.ts'
-import type { SpfWriteDeps } from '../../domain/spf-management/managed-change.ts'
 import {
   addSourceToSpf,
   DETECTION_DAYS,
@@ -12,13 +10,12 @@ import {
 import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import { pgSpfSourceActivity } from '../../infrastructure/repositories/pg-spf-source-activity.ts'
-import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import type { Config } from '../config.ts'
+import { spfUseCaseDeps } from './spf-deps.ts'
 import { ActivateBody, AddSourceBody, SPF_MODELS } from './spf-models.ts'
 import {
   presentManagement,
@@ -57,15 +54,7 @@ const writeErrors = { ...authErrors, 403: 'Error' } as const
 const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
 
 export function spfRoutes(deps: SpfRouteDeps) {
-  const store = pgSpfStore(deps.database.db, { zone: deps.spf.zone })
-  const useCases: SpfWriteDeps & { activity: ReturnType<typeof pgSpfSourceActivity> } = {
-    store,
-    dns: deps.dns,
-    now: deps.now,
-    zone: deps.spf.zone,
-    activity: pgSpfSourceActivity(deps.database.db),
-    dnsWrites: dnsWriteGate({ counter: deps.counter, perMinute: deps.dnsWritesPerMinute, now: deps.now }),
-  }
+  const useCases = spfUseCaseDeps(deps)
   return new Elysia({ name: 'routes:spf', prefix: '/domains', detail: { tags: ['SPF'] } })
     .use(apiModels)
     .use(authPlugin(deps.auth))
