@@ -48,6 +48,7 @@ import { ingestRoutes } from './routes/ingest.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
+import { providerPublishRoutes } from './routes/provider-publish.ts'
 import { reportRoutes } from './routes/reports.ts'
 import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
@@ -205,6 +206,20 @@ export function buildApp(runtime: Runtime) {
         counter: s.counter,
         dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
         allowPrivate: config.webhookAllowPrivate,
+      }),
+    )
+    .use(
+      providerPublishRoutes({
+        database,
+        auth,
+        now,
+        secrets: runtime.secrets,
+        dns: runtime.dns,
+        verificationDns: runtime.verificationDns,
+        counter: s.counter,
+        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+        allowPrivate: config.webhookAllowPrivate,
+        spf: config.spf,
       }),
     )
     .use(

@@ -179,7 +179,7 @@ async function publishVerification(
 ): Promise<string | null> {
   const { txtName, txtValue } = verificationRecord(domain)
   const set = { name: txtName, type: 'TXT', ttl: VERIFICATION_TTL, values: [txtValue] }
-  const plan = await planSet(target, domain.name, set, { merge: true })
+  const plan = await planSet(target, domain.name, set, { keep: () => true })
   if (!plan.ok) return `the verification record could not be planned: ${messageOf(plan.failure)}`
   if (plan.value.changed) {
     const reason = 'domain import: ownership verification record'

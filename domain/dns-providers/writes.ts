@@ -92,30 +92,59 @@ export function diffSets(before: RecordSet | null, after: RecordSet | null) {
   }
 }
 
-/**
- * The set planned in `target`'s zone and the set it replaces. `merge` keeps the values already
- * there (the verification TXT: several accounts may verify one domain, each with its own value).
- */
+export interface PlanOptions {
+  /**
+   * Values of the current set to keep beside the planned ones: the verification TXT keeps every
+   * value (several accounts may verify one domain, each with its own), the SPF record at an apex
+   * keeps every TXT value that is not SPF (site verifications and the like live in the same RRset).
+   */
+  keep?: (value: string) => boolean
+  /**
+   * A type the planned set takes the place of at the same name: a CNAME replaces the TXT at
+   * `_dmarc.<domain>` (nothing else may sit beside a CNAME, RFC 1034 §3.6.2). The set of that type
+   * becomes `before`, so the diff shows it, applying removes it and a rollback restores it.
+   */
+  replacesType?: string
+  /** Keep the current set's TTL (a record the user published keeps theirs). */
+  keepTtl?: boolean
+}
+
+async function readSet(target: Target, name: string, type: string): Promise<Outcome<RecordSet | null>> {
+  const read = await target.provider.readRecords(target.zone, { name, type })
+  if (!read.ok) return { ok: false, failure: providerFailure(target.connection.provider, read.failure) }
+  return ok(read.value[0] ?? null)
+}
+
+/** The set planned in `target`'s zone and the set it replaces. */
 export async function planSet(
   target: Target,
   domain: string,
   set: RecordSet,
-  options: { merge?: boolean } = {},
+  options: PlanOptions = {},
 ): Promise<Outcome<Plan>> {
   const checked = validateRecordSet(target.zone.name, set)
   if (!checked.ok) return invalid('values', checked.failure.message)
-  const read = await target.provider.readRecords(target.zone, {
-    name: checked.value.name,
-    type: checked.value.type,
-  })
-  if (!read.ok) return { ok: false, failure: providerFailure(target.connection.provider, read.failure) }
-  const before = read.value[0] ?? null
-  let after = checked.value
-  if (options.merge && before !== null) {
-    const values = [...before.values, ...after.values.filter((v) => !before.values.includes(v))]
-    after = { ...after, values }
+  const { name, type } = checked.value
+  const current = await readSet(target, name, type)
+  if (!current.ok) return current
+  let before = current.value
+  if (before === null && options.replacesType !== undefined && options.replacesType !== type) {
+    const other = await readSet(target, name, options.replacesType)
+    if (!other.ok) return other
+    before = other.value
   }
-  const changed = before === null || before.ttl !== after.ttl || !sameValues(before.values, after.values)
+  let after = checked.value
+  if (options.keepTtl && before !== null && before.type === type) after = { ...after, ttl: before.ttl }
+  const { keep } = options
+  if (keep !== undefined && before !== null && before.type === type) {
+    const kept = before.values.filter(keep)
+    after = { ...after, values: [...kept, ...after.values.filter((v) => !kept.includes(v))] }
+  }
+  const changed =
+    before === null ||
+    before.type !== type ||
+    before.ttl !== after.ttl ||
+    !sameValues(before.values, after.values)
   return ok({ domain, target, before, after, changed })
 }
 
@@ -179,7 +208,13 @@ export async function applyPlan(
     actor: input.actor,
     createdAt: deps.now(),
   })
-  const written = await target.provider.upsertRecordSet(target.zone, after)
+  // A set of another type at the name (the TXT a CNAME replaces) goes first: providers refuse a
+  // CNAME beside other data. Not atomic across the two calls; the gap is one request long.
+  const cleared =
+    plan.before !== null && plan.before.type !== after.type
+      ? await target.provider.deleteRecordSet(target.zone, after.name, plan.before.type)
+      : ({ ok: true, value: undefined } as const)
+  const written = cleared.ok ? await target.provider.upsertRecordSet(target.zone, after) : cleared
   if (!written.ok) {
     await deps.writes.change(input.accountId, write.id, { status: 'failed', error: written.failure.message })
     const failure = providerFailure(target.connection.provider, written.failure)
@@ -250,10 +285,14 @@ export async function rollbackWrite(
     )
   const gate = await deps.dnsWrites(input.accountId)
   if (!gate.ok) return gate
-  const restored =
-    write.before === null
+  const { before } = write
+  // A write that replaced another type (CNAME for TXT) is undone by removing its set first.
+  const removed =
+    before === null || before.type !== write.type
       ? await target.provider.deleteRecordSet(target.zone, write.name, write.type)
-      : await target.provider.upsertRecordSet(target.zone, write.before)
+      : ({ ok: true, value: undefined } as const)
+  const restored =
+    before === null || !removed.ok ? removed : await target.provider.upsertRecordSet(target.zone, before)
   if (!restored.ok) {
     await deps.writes.change(input.accountId, write.id, {
       error: `rollback failed: ${restored.failure.message}`,
@@ -264,7 +303,7 @@ export async function rollbackWrite(
       failure: failure.code === 'dns_provider_error' ? { ...failure, writeId: write.id } : failure,
     }
   }
-  const problem = await confirm(deps, target, write.name, write.type, write.before)
+  const problem = await confirm(deps, target, write.name, before?.type ?? write.type, before)
   const rolledBackAt = deps.now()
   const audit: AuditEntry = {
     action: 'dns_provider.rollback',

@@ -1,17 +1,16 @@
 import { Elysia, t } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import { settlePlan } from '../../domain/dns-providers/publish.ts'
 import {
   authenticateProvider,
   deleteConnection,
-  type Outcome,
-  type ProviderProblem,
   resolveConnection,
 } from '../../domain/dns-providers/use-cases.ts'
-import { applyPlan, planWrite, rollbackWrite, type WriteDeps } from '../../domain/dns-providers/writes.ts'
+import { planWrite, rollbackWrite, type WriteDeps } from '../../domain/dns-providers/writes.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
-import { fail, type Result } from '../../domain/shared/result.ts'
+import { fail } from '../../domain/shared/result.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
@@ -28,6 +27,7 @@ import {
   presentPlan,
   presentWrite,
 } from './dns-provider-models.ts'
+import { settle } from './provider-problems.ts'
 
 // DNS provider connections, domain import and writes through providers (issue #7; docs/api.md
 // "DNS providers", docs/dns-providers.md "Connections, import and writes").
@@ -53,28 +53,6 @@ const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
 const idParams = t.Object({ id: t.String({ description: 'A UUID' }) })
 const notFound = (resource: string) => unwrap(fail({ code: 'not_found', resource }))
 const writeErrors = { ...authErrors, 403: 'Error', 404: 'Error' } as const
-
-/** The contract has no code for a provider that fails: 502 `dns_provider_error` (docs/api.md). */
-function problemBody(p: ProviderProblem) {
-  return {
-    error: 'dns_provider_error' as const,
-    message: p.message,
-    provider: p.provider,
-    kind: p.kind,
-    ...(p.retryAfter === undefined ? {} : { retry_after: p.retryAfter }),
-    ...(p.writeId === undefined ? {} : { write_id: p.writeId }),
-  }
-}
-
-type Settled<T> = { ok: true; value: T } | { ok: false; problem: ReturnType<typeof problemBody> }
-
-/** A use case's outcome: the value, a provider problem (502), or a failure thrown for the mapper. */
-function settle<T>(outcome: Outcome<T>): Settled<T> {
-  if (outcome.ok) return outcome
-  if (outcome.failure.code === 'dns_provider_error')
-    return { ok: false, problem: problemBody(outcome.failure) }
-  return { ok: true, value: unwrap(outcome as Result<T>) }
-}
 
 export function dnsProviderRoutes(deps: DnsProviderRouteDeps) {
   const useCases = dnsProviderDeps({ ...deps, readBack: deps.readBack })
@@ -196,20 +174,14 @@ export function dnsProviderRoutes(deps: DnsProviderRouteDeps) {
         const input = { accountId: principal.accountId, ...body }
         const planned = settle(await planWrite(useCases, input))
         if (!planned.ok) return status(502, planned.problem)
-        const plan = planned.value
-        if (body.dry_run || !plan.changed) return item(presentPlan(plan, body.dry_run === true))
-        // Counted only when something is written (as SPF management does).
-        unwrap(await useCases.dnsWrites(principal.accountId))
-        const reason = 'POST /dns-providers/writes'
-        const written = settle(
-          await applyPlan(useCases, plan, {
-            accountId: principal.accountId,
-            actor: actorOf(principal),
-            reason,
-          }),
+        const dryRun = body.dry_run === true
+        const actor = { accountId: principal.accountId, actor: actorOf(principal), dryRun }
+        const done = settle(
+          await settlePlan(useCases, planned.value, { ...actor, reason: 'POST /dns-providers/writes' }),
         )
-        if (!written.ok) return status(502, written.problem)
-        return item(presentWrite(written.value))
+        if (!done.ok) return status(502, done.problem)
+        const { write, plan } = done.value
+        return item(write === null ? presentPlan(plan, dryRun) : presentWrite(write))
       },
       {
         auth: true,

@@ -151,6 +151,20 @@ const cases: Case[] = [
     stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
   },
   {
+    method: 'POST',
+    route: '/api/v1/domains/:name/spf/publish',
+    path: () => '/api/v1/domains/owned.example/spf/publish',
+    body: () => ({ dry_run: true }),
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/dmarc/host/publish',
+    path: () => '/api/v1/domains/owned.example/dmarc/host/publish',
+    body: () => ({ dry_run: true }),
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
     method: 'GET',
     route: '/api/v1/domains/:name/spf/versions',
     path: () => '/api/v1/domains/owned.example/spf/versions',
