@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
+import type { TokenStore } from '../domain/accounts/ports.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
 import { acceptMessage } from '../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
@@ -9,6 +10,7 @@ import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
+import { singleFlight } from '../domain/shared/single-flight.ts'
 import { cacheFound } from '../infrastructure/cache/found-cache.ts'
 import { keyFromFile, type SecretBox, secretBox } from '../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../infrastructure/db/database.ts'
@@ -90,11 +92,16 @@ export function resolvers(config: Config, now: () => Date): Pick<Runtime, 'dns' 
 
 export const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
 
+/** The API's token lookup: concurrent requests with one token share one query (single-flight.ts). */
+function sharedTokenLookups<T extends Pick<TokenStore, 'findForAuth'>>(store: T): T {
+  return { ...store, findForAuth: singleFlight(store.findForAuth) }
+}
+
 export function stores(database: Database) {
   const db = database.db
   return {
     accounts: pgAccountStore(db),
-    tokens: pgTokenStore(db),
+    tokens: sharedTokenLookups(pgTokenStore(db)),
     domains: pgDomainStore(db),
     organizations: pgOrganizationStore(db),
     counter: pgRateLimitCounter(database.countersDb),
