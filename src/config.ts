@@ -1,5 +1,6 @@
 import { parseSecretKey } from '../infrastructure/crypto/secret-box.ts'
 import { type DnsServer, parseDnsServers } from '../infrastructure/dns/dns-packet-resolver.ts'
+import { type OAuthProviderSettings, parseOAuthSettings } from '../infrastructure/oauth/oauth-settings.ts'
 
 // Configuration from the environment, validated once at start (contract §0).
 // An empty variable counts as unset, so `DATABASE_URL=` runs on the embedded database.
@@ -68,6 +69,11 @@ export interface Config {
   }
   /** Outgoing mail (password reset links). No SMTP URL: mails are written to the log instead. */
   mail: { smtpUrl: string | null; from: string }
+  /**
+   * OAuth / OpenID Connect login (OAUTH_GOOGLE_*, OAUTH_MICROSOFT_*, OAUTH_LINKEDIN_*, OAUTH_OIDC_*;
+   * docs/oauth.md): the providers whose client id and secret are set, in login-page order.
+   */
+  oauth: { providers: OAuthProviderSettings[] }
 }
 
 export class ConfigError extends Error {
@@ -176,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
       smtpUrl: get('MAIL_SMTP_URL') ?? null,
       from: get('MAIL_FROM') ?? `dmarcwatch <noreply@${ingestDomain}>`,
     },
+    oauth: { providers: parseOAuthSettings(get, problems) },
   }
   const secretKey = get('SECRET_KEY')
   if (secretKey !== undefined) {

@@ -22,22 +22,30 @@ import {
 } from './auth-views.ts'
 import { clientFacts, limited, loginPolicy, param, publicPolicy, RESET_MAIL_POLICY } from './guards.ts'
 import { htmlResponse, redirectTo } from './layout.ts'
+import { loginProviders } from './oauth-views.ts'
 import type { DashboardServices } from './services.ts'
 
 // Login, sign-up, logout and password reset (contract §5 and §7).
+
+/** The pre-session CSRF token of the login and sign-up forms: the cookie's, or a new one. */
+export function anonymousCsrf(
+  s: Pick<DashboardServices, 'random'>,
+  cookies: SessionCookies,
+  request: Request,
+): { token: string; cookies: string[] } {
+  const existing = cookies.read(request, cookies.csrfName)
+  if (existing !== null && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { token: existing, cookies: [] }
+  const token = encodeBase64urlNoPadding(s.random(32))
+  return { token, cookies: [cookies.csrf(token)] }
+}
 
 export function authPages(
   s: DashboardServices,
   sessions: ReturnType<typeof sessionPlugin>,
   cookies: SessionCookies,
 ) {
-  /** The pre-session CSRF token of the login and sign-up forms: the cookie's, or a new one. */
-  const anonymousToken = (request: Request) => {
-    const existing = cookies.read(request, cookies.csrfName)
-    if (existing !== null && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { token: existing, cookies: [] }
-    const token = encodeBase64urlNoPadding(s.random(32))
-    return { token, cookies: [cookies.csrf(token)] }
-  }
+  const anonymousToken = (request: Request) => anonymousCsrf(s, cookies, request)
+  const providers = loginProviders(s)
   const currentSession = async (request: Request) =>
     resumeSession(s, { id: cookies.read(request, cookies.sessionName), now: s.now() })
   const started = (id: string, expiresAt: Date) => cookies.session(id, expiresAt, s.now())
@@ -50,7 +58,7 @@ export function authPages(
       if (await currentSession(request)) return redirectTo(safeNext(next))
       const csrf = anonymousToken(request)
       const notice = query.logged_out === '1' ? 'You are logged out.' : null
-      return htmlResponse(loginView({ csrf: csrf.token, next, notice }), { cookies: csrf.cookies })
+      return htmlResponse(loginView({ csrf: csrf.token, next, notice, providers }), { cookies: csrf.cookies })
     })
     .post(
       '/login',
@@ -71,6 +79,7 @@ export function authPages(
             next: form.get('next'),
             email,
             error: 'Wrong email or password.',
+            providers,
           })
           // 400 like every refused form (401 would need a WWW-Authenticate challenge).
           return htmlResponse(view, { status: 400, cookies: csrf.cookies })
@@ -83,7 +92,7 @@ export function authPages(
     .get('/signup', async ({ request }) => {
       if (await currentSession(request)) return redirectTo('/domains')
       const csrf = anonymousToken(request)
-      return htmlResponse(signupView({ csrf: csrf.token }), { cookies: csrf.cookies })
+      return htmlResponse(signupView({ csrf: csrf.token, providers }), { cookies: csrf.cookies })
     })
     .post(
       '/signup',
@@ -102,7 +111,7 @@ export function authPages(
         if (!result.ok) {
           const errors = result.failure.code === 'validation_failed' ? result.failure.errors : {}
           const csrf = anonymousToken(request)
-          return htmlResponse(signupView({ csrf: csrf.token, email, errors }), {
+          return htmlResponse(signupView({ csrf: csrf.token, email, errors, providers }), {
             status: 400,
             cookies: csrf.cookies,
           })

@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, field, layout } from './layout.ts'
+import { type LoginProvider, oauthButtons } from './oauth-views.ts'
 
 // The pages a visitor sees before logging in: login, sign-up, password reset.
 
@@ -15,6 +16,8 @@ export function loginView(input: {
   email?: string
   error?: string
   notice?: string | null
+  /** The configured OAuth providers ("Continue with …"). */
+  providers?: LoginProvider[]
 }): SafeHtml {
   const errors: FieldErrors = input.error ? { form: [input.error] } : {}
   const body = html`<h1>Log in</h1>
@@ -27,11 +30,17 @@ ${field({ name: 'email', label: LABELS.email, type: 'email', value: input.email 
 ${field({ name: 'password', label: LABELS.password, type: 'password', autocomplete: 'current-password', required: true })}
 <div class="actions"><button type="submit">Log in</button> <a href="/password-reset">Forgot your password?</a></div>
 </form>
+${oauthButtons(input.providers ?? [], input.next)}
 <p>No account yet? <a href="/signup">Sign up</a></p>`
   return layout({ title: 'Log in', viewer: null, narrow: true, body })
 }
 
-export function signupView(input: { csrf: string; email?: string; errors?: FieldErrors }): SafeHtml {
+export function signupView(input: {
+  csrf: string
+  email?: string
+  errors?: FieldErrors
+  providers?: LoginProvider[]
+}): SafeHtml {
   const errors = input.errors ?? {}
   const body = html`<h1>Create your account</h1>
 <p class="lead">Monitor DMARC, SPF and DKIM for your domains.</p>
@@ -50,6 +59,7 @@ ${field({
 })}
 <div><button type="submit">Sign up</button></div>
 </form>
+${oauthButtons(input.providers ?? [], null)}
 <p>Already have an account? <a href="/login">Log in</a></p>`
   return layout({ title: 'Sign up', viewer: null, narrow: true, body })
 }

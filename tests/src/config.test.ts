@@ -38,3 +38,108 @@ test('the ingest domain defaults to the public host and trailing slashes are dro
   expect(config.publicUrl).toBe('https://dmarc.example.org')
   expect(config.ingestDomain).toBe('dmarc.example.org')
 })
+
+test('OAuth providers are off by default and on with a client id and secret, in login-page order', () => {
+  expect(loadConfig({}).oauth.providers).toEqual([])
+  const config = loadConfig({
+    OAUTH_OIDC_ISSUER: 'https://idp.example.org/realms/main',
+    OAUTH_OIDC_CLIENT_ID: 'dmarcwatch',
+    OAUTH_OIDC_CLIENT_SECRET: 'oidc-secret',
+    OAUTH_OIDC_NAME: 'Example SSO',
+    OAUTH_LINKEDIN_CLIENT_ID: 'li-id',
+    OAUTH_LINKEDIN_CLIENT_SECRET: 'li-secret',
+    OAUTH_GOOGLE_CLIENT_ID: 'g-id.apps.googleusercontent.com',
+    OAUTH_GOOGLE_CLIENT_SECRET: 'g-secret',
+    OAUTH_MICROSOFT_CLIENT_ID: 'ms-id',
+    OAUTH_MICROSOFT_CLIENT_SECRET: 'ms-secret',
+  })
+  expect(config.oauth.providers.map((p) => [p.id, p.label])).toEqual([
+    ['google', 'Google'],
+    ['microsoft', 'Microsoft'],
+    ['linkedin', 'LinkedIn'],
+    ['oidc', 'Example SSO'],
+  ])
+  const [google, microsoft, , oidc] = config.oauth.providers
+  expect(google).toMatchObject({
+    clientId: 'g-id.apps.googleusercontent.com',
+    clientSecret: 'g-secret',
+    tenant: null,
+  })
+  expect(google!.endpoints).toEqual({
+    issuer: null,
+    authorization: null,
+    token: null,
+    userinfo: null,
+    jwks: null,
+  })
+  // Microsoft's multi-tenant endpoint unless a tenant is named.
+  expect(microsoft!.tenant).toBe('common')
+  expect(oidc!.endpoints.issuer).toBe('https://idp.example.org/realms/main')
+  expect(
+    loadConfig({
+      OAUTH_MICROSOFT_CLIENT_ID: 'a',
+      OAUTH_MICROSOFT_CLIENT_SECRET: 'b',
+      OAUTH_MICROSOFT_TENANT: 'contoso.onmicrosoft.com',
+    }).oauth.providers[0]!.tenant,
+  ).toBe('contoso.onmicrosoft.com')
+})
+
+test('OAuth endpoint overrides: https, or http on loopback only', () => {
+  const config = loadConfig({
+    OAUTH_GOOGLE_CLIENT_ID: 'g',
+    OAUTH_GOOGLE_CLIENT_SECRET: 's',
+    OAUTH_GOOGLE_ISSUER: 'http://127.0.0.1:4444',
+    OAUTH_GOOGLE_TOKEN_URL: 'https://tokens.example.org/token',
+    OAUTH_GOOGLE_USERINFO_URL: 'http://localhost:4444/me',
+  })
+  expect(config.oauth.providers[0]!.endpoints).toEqual({
+    issuer: 'http://127.0.0.1:4444',
+    authorization: null,
+    token: 'https://tokens.example.org/token',
+    userinfo: 'http://localhost:4444/me',
+    jwks: null,
+  })
+  for (const url of [
+    'http://idp.example.org',
+    'ftp://idp.example.org',
+    'https://user:pw@idp.example.org',
+    'nonsense',
+  ])
+    expect(() =>
+      loadConfig({
+        OAUTH_GOOGLE_CLIENT_ID: 'g',
+        OAUTH_GOOGLE_CLIENT_SECRET: 's',
+        OAUTH_GOOGLE_JWKS_URL: url,
+      }),
+    ).toThrow('OAUTH_GOOGLE_JWKS_URL must be an https URL')
+})
+
+test('OAuth configuration problems are named', () => {
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env)
+      return ''
+    } catch (error) {
+      return (error as ConfigError).problems.join('\n')
+    }
+  }
+  expect(problemsOf({ OAUTH_GOOGLE_CLIENT_ID: 'g' })).toContain(
+    'OAUTH_GOOGLE_CLIENT_ID and OAUTH_GOOGLE_CLIENT_SECRET go together',
+  )
+  expect(problemsOf({ OAUTH_LINKEDIN_CLIENT_SECRET: 's' })).toContain(
+    'OAUTH_LINKEDIN_CLIENT_ID and OAUTH_LINKEDIN_CLIENT_SECRET',
+  )
+  expect(problemsOf({ OAUTH_OIDC_CLIENT_ID: 'c', OAUTH_OIDC_CLIENT_SECRET: 's' })).toContain(
+    'OAUTH_OIDC_ISSUER is needed',
+  )
+  expect(problemsOf({ OAUTH_OIDC_ISSUER: 'https://idp.example.org' })).toContain(
+    'OAUTH_OIDC_CLIENT_ID and OAUTH_OIDC_CLIENT_SECRET are needed',
+  )
+  expect(
+    problemsOf({
+      OAUTH_MICROSOFT_CLIENT_ID: 'm',
+      OAUTH_MICROSOFT_CLIENT_SECRET: 's',
+      OAUTH_MICROSOFT_TENANT: 'bad/tenant',
+    }),
+  ).toContain('OAUTH_MICROSOFT_TENANT')
+})
