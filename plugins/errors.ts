@@ -9,9 +9,15 @@ export type AllowedMethods = (path: string) => string[]
 /**
  * Global error mapping (contract §2): expected failures by their code, validation and parse errors
  * in the contract's validation format, unknown routes as JSON 404 (405 with `Allow` when the path
- * exists under another method), and anything unexpected as a 500 that names only the request id.
+ * exists under another method; a browser asking for a missing page gets the dashboard's HTML 404),
+ * and anything unexpected as a 500 that names only the request id.
  */
-export function errorMapping(deps: { logger: Logger; allowedMethods: AllowedMethods }) {
+export function errorMapping(deps: {
+  logger: Logger
+  allowedMethods: AllowedMethods
+  /** The dashboard's 404 page, for a browser asking for a page that does not exist (not /api/). */
+  notFoundPage?: () => Response
+}) {
   return new Elysia({ name: 'error-mapping' })
     .error({ FAILURE: FailureError })
     .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
@@ -54,6 +60,9 @@ export function errorMapping(deps: { logger: Logger; allowedMethods: AllowedMeth
               { allow: allowed.join(', ') },
             )
           }
+          const page = request.method === 'GET' && !path.startsWith('/api/')
+          if (page && deps.notFoundPage && /\btext\/html\b/.test(request.headers.get('accept') ?? ''))
+            return deps.notFoundPage()
           return apply(404, { error: 'not_found', message: 'No such route. See /openapi/json for the API.' })
         }
         case 'INVALID_COOKIE_SIGNATURE':

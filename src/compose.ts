@@ -38,6 +38,7 @@ import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
+import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
@@ -284,7 +285,19 @@ export function buildApp(runtime: Runtime) {
   const app = new Elysia()
     .use(requestId)
     .use(requestLogging(logger))
-    .use(errorMapping({ logger, allowedMethods: routes.allowedMethods }))
+    .use(
+      errorMapping({
+        logger,
+        allowedMethods: routes.allowedMethods,
+        notFoundPage: () =>
+          messagePage({
+            status: 404,
+            title: 'Page not found',
+            message: 'There is no page at this address. It may have moved, or the link may be mistyped.',
+            viewer: null,
+          }),
+      }),
+    )
     .use(
       bodyLimit({
         defaultBytes: config.maxJsonBodyBytes,

@@ -181,3 +181,22 @@ test('dashboard routes stay out of the OpenAPI document', async () => {
     expect(paths).not.toContain(page)
   expect(csrfOf((await client.get('/domains')).html)).toBeString()
 })
+
+test('a browser asking for a page that does not exist gets an HTML 404; API clients keep JSON', async () => {
+  const page = await t.app.handle(
+    new Request(`${t.config.publicUrl}/no-such-page`, {
+      headers: { accept: 'text/html,application/xhtml+xml' },
+    }),
+  )
+  expect(page.status).toBe(404)
+  expect(page.headers.get('content-type')).toStartWith('text/html')
+  expect(page.headers.get('content-security-policy')).toContain("default-src 'self'")
+  expect(await page.text()).toContain('Page not found')
+  const api = await t.app.handle(
+    new Request(`${t.config.publicUrl}/api/v1/no-such-route`, { headers: { accept: 'text/html' } }),
+  )
+  expect(api.status).toBe(404)
+  expect((await api.json()).error).toBe('not_found')
+  const plain = await t.app.handle(new Request(`${t.config.publicUrl}/no-such-page`))
+  expect((await plain.json()).error).toBe('not_found')
+})
