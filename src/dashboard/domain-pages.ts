@@ -1,24 +1,94 @@
 import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
+import { discoverDmarc } from '../../domain/dmarc/discovery.ts'
 import type { AutomationLevel } from '../../domain/domains/domain.ts'
 import { AUTOMATION_LEVELS } from '../../domain/domains/domain.ts'
 import { addDomain, getDomain, listDomains } from '../../domain/domains/use-cases.ts'
 import { verifyDomain } from '../../domain/domains/verification.ts'
+import type { Organization } from '../../domain/organizations/organization.ts'
 import { domainStatus } from '../../domain/posture/check-domain.ts'
+import { type Period, periodOf } from '../../domain/reports/period.ts'
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE, type PageRequest } from '../../domain/shared/pagination.ts'
+import type { SourceStatus } from '../../domain/sources/classify.ts'
+import { listSources, type SourceDeps, type SourceFilter } from '../../domain/sources/list-sources.ts'
+import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
+import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
+import {
+  dailyVolumes,
+  listOverrides,
+  sourceStats,
+} from '../../infrastructure/repositories/pg-source-stats.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { presentStatus, REFRESH_POLICY } from '../routes/posture.ts'
+import { domainReportSections } from './domain-detail-views.ts'
 import { domainListView, domainStatusView } from './domain-views.ts'
 import { limited, noteAccount, param, viewerOf } from './guards.ts'
 import type { FieldErrors } from './layout.ts'
 import { htmlResponse, messagePage, redirectTo } from './layout.ts'
 import type { DashboardServices } from './services.ts'
+import { SOURCE_STATUSES, sourcesPageView } from './source-views.ts'
+import { spfPages } from './spf-pages.ts'
 
-// /domains and /domains/{name} (contract §7): the list with its badges and the add form, and a
-// domain's posture from the same use case and presentation as GET /api/v1/domains/{name}/status.
+// /domains and /domains/{name} (contract §7): the list with its badges, organization filter and the
+// add form; a domain's posture from the same use case and presentation as
+// GET /api/v1/domains/{name}/status, with its last 30 days of reports and its top sources; every
+// source at /domains/{name}/sources. The SPF page is spf-pages.ts.
 
 const PER_PAGE = 50
+const TOP_SOURCES = 5
+const MAX_ORGANIZATION_PAGES = 10
+
+const pageOf = (value: unknown) => (/^[1-9]\d{0,5}$/.test(String(value ?? '')) ? Number(value) : 1)
+
+/** The last 30 days: the API's default period. */
+function defaultPeriod(now: Date): Period {
+  const found = periodOf({}, now)
+  if (!found.ok) throw new Error('the default period is always valid')
+  return found.value
+}
+
+/**
+ * Sources and recommendations of a domain from the same reads and use cases as
+ * GET /api/v1/domains/{name}/sources and …/sources/intelligence (src/routes/sources.ts).
+ */
+function sourceReader(s: DashboardServices) {
+  const db = s.database.db
+  const dns = s.dns ?? s.checks.dns
+  const spfTree = (domain: string) => resolveSpfTree({ dns }, domain)
+  return async (
+    scope: { accountId: string; domainId: number; name: string },
+    period: Period,
+    filter: SourceFilter,
+    page: PageRequest,
+  ) => {
+    const deps: SourceDeps = {
+      stats: (within) => sourceStats(db, { ...scope, ...within }),
+      overrides: () => listOverrides(db, scope),
+      spfTree,
+    }
+    const [list, intelligence] = await Promise.all([
+      listSources(deps, { domain: scope.name, period, filter, page }),
+      sourceIntelligence(
+        {
+          ...deps,
+          daily: (window) => dailyVolumes(db, { ...scope, ...window }),
+          async dmarcPolicy(domain) {
+            const found = await discoverDmarc({ dns }, domain)
+            return {
+              policy: found.appliedPolicy?.policy ?? 'missing',
+              pct: found.appliedPolicy === null ? null : (found.record?.pct ?? null),
+            }
+          },
+        },
+        { domain: scope.name, period },
+      ),
+    ])
+    return { ...list, recommendations: intelligence.recommendations }
+  }
+}
 
 export function domainPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
+  const readSources = sourceReader(s)
   const notFound = (session: ActiveSession) =>
     messagePage({
       status: 404,
@@ -27,22 +97,57 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       viewer: viewerOf(session),
     })
 
+  /** Every organization of the account, for the filter (pages of 100, bounded). */
+  const organizationsOf = async (accountId: string): Promise<Organization[]> => {
+    const out: Organization[] = []
+    for (let page = 1; page <= MAX_ORGANIZATION_PAGES; page++) {
+      const found = await s.organizations.list(accountId, { page, perPage: 100 })
+      out.push(...found.items)
+      if (out.length >= found.total || found.items.length === 0) break
+    }
+    return out
+  }
+
   const listPage = async (
     session: ActiveSession,
     page: number,
-    extra: { form?: { value?: string; errors?: FieldErrors }; notice?: string | null; status?: number } = {},
+    extra: {
+      organization?: string
+      form?: { value?: string; errors?: FieldErrors }
+      notice?: string | null
+      status?: number
+    } = {},
   ) => {
-    const found = await listDomains(s, session.accountId, {}, { page, perPage: PER_PAGE })
+    const organizations = await organizationsOf(session.accountId)
+    // Only one of the account's organizations filters; any other value lists every domain.
+    const asked = /^[1-9]\d{0,9}$/.test(extra.organization ?? '') ? Number(extra.organization) : null
+    const organization = organizations.some((o) => o.id === asked) ? asked : null
+    const filter = organization === null ? {} : { organizationId: organization }
+    const found = await listDomains(s, session.accountId, filter, { page, perPage: PER_PAGE })
     const view = domainListView({
       viewer: viewerOf(session),
       domains: found.items,
       total: found.total,
       page,
       lastPage: Math.max(1, Math.ceil(found.total / PER_PAGE)),
+      organizations,
+      organization,
       form: extra.form,
       notice: extra.notice,
     })
     return htmlResponse(view, { status: extra.status ?? 200 })
+  }
+
+  /** The domain's id and its reports' summary and top sources over the last 30 days. */
+  const reportData = async (accountId: string, name: string) => {
+    const domainId = await s.reports.domainId(accountId, name)
+    if (domainId === null) return null
+    const period = defaultPeriod(s.now())
+    const [summary, sources] = await Promise.all([
+      s.reports.summary(accountId, domainId, period),
+      readSources({ accountId, domainId, name }, period, {}, { page: 1, perPage: TOP_SOURCES }),
+    ])
+    return { period, summary, sources }
   }
 
   const statusPage = async (
@@ -61,6 +166,7 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
     })
     if (!result.ok) return notFound(session)
     const { domain, check } = result.value
+    const reports = await reportData(session.accountId, domain.name)
     return htmlResponse(
       domainStatusView({
         viewer: viewerOf(session),
@@ -68,6 +174,7 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
         status: presentStatus(domain, check, false),
         notice: extra.notice,
         verification: extra.verification,
+        reports: reports === null ? undefined : domainReportSections(domain.name, reports),
       }),
     )
   }
@@ -78,10 +185,9 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       '/domains',
       ({ session, query, request }) => {
         noteAccount(request, session)
-        const page = /^[1-9]\d{0,5}$/.test(String(query.page ?? '')) ? Number(query.page) : 1
         const notice =
           query.password_reset === '1' ? 'Your password is changed; other sessions are logged out.' : null
-        return listPage(session, page, { notice })
+        return listPage(session, pageOf(query.page), { notice, organization: query.organization })
       },
       { session: true },
     )
@@ -113,6 +219,42 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
         noteAccount(request, session)
         const notice = query.added === '1' ? 'Domain added. Its first check is below.' : null
         return statusPage(session, param(params.name), { notice })
+      },
+      { session: true },
+    )
+    .get(
+      '/domains/:name/sources',
+      async ({ session, params, query, request }) => {
+        noteAccount(request, session)
+        const found = await getDomain(s, session.accountId, param(params.name))
+        if (!found.ok) return notFound(session)
+        const name = found.value.name
+        const domainId = await s.reports.domainId(session.accountId, name)
+        if (domainId === null) return notFound(session)
+        const status = (SOURCE_STATUSES as readonly string[]).includes(String(query.status))
+          ? (query.status as SourceStatus)
+          : undefined
+        const page = pageOf(query.page)
+        // per_page as in the API (at most 100), 25 by default.
+        const perPage = Math.min(MAX_PER_PAGE, pageOf(query.per_page ?? DEFAULT_PER_PAGE))
+        const period = defaultPeriod(s.now())
+        const scope = { accountId: session.accountId, domainId, name }
+        const sources = await readSources(scope, period, { status }, { page, perPage })
+        return htmlResponse(
+          sourcesPageView({
+            viewer: viewerOf(session),
+            domain: name,
+            period,
+            sources: sources.items,
+            total: sources.total,
+            volume: sources.volume,
+            recommendations: sources.recommendations,
+            status: status ?? null,
+            page,
+            perPage,
+            lastPage: Math.max(1, Math.ceil(sources.total / perPage)),
+          }),
+        )
       },
       { session: true },
     )
@@ -153,4 +295,5 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       },
       { session: true, csrf: true },
     )
+    .use(spfPages(s, sessions))
 }

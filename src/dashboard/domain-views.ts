@@ -1,9 +1,11 @@
 import { AUTOMATION_LEVELS, type Domain, verificationRecord } from '../../domain/domains/domain.ts'
+import type { Organization } from '../../domain/organizations/organization.ts'
 import type { presentStatus } from '../routes/posture.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, layout, type Viewer } from './layout.ts'
 
-// The domain list and a domain's posture page.
+// The domain list (filtered by organization) and a domain's posture page, with the sub-navigation
+// the domain's pages share.
 
 type Status = ReturnType<typeof presentStatus>
 
@@ -29,8 +31,24 @@ function grade(value: string | null, big = false): SafeHtml {
     : html`<span class="grade ${value}${big ? ' big' : ''}" aria-label="Grade ${value}">${value}</span>`
 }
 
+const TABS = [
+  { key: 'overview', label: 'Overview', path: '' },
+  { key: 'sources', label: 'Sources', path: '/sources' },
+  { key: 'spf', label: 'SPF', path: '/spf' },
+] as const
+
+export type DomainTab = (typeof TABS)[number]['key']
+
+/** The domain's pages: its posture and reports, its sources, its SPF record. */
+export function domainTabs(domain: string, current: DomainTab): SafeHtml {
+  return html`<nav class="actions tabs" aria-label="Pages of ${domain}">${TABS.map(
+    (tab) =>
+      html`<a href="/domains/${domain}${tab.path}"${tab.key === current ? html` aria-current="page"` : ''}>${tab.label}</a>`,
+  )}</nav>`
+}
+
 /** A value to publish, with a copy button (script) beside the always-selectable text. */
-function copyable(id: string, value: string): SafeHtml {
+export function copyable(id: string, value: string): SafeHtml {
   return html`<div class="copy-row"><code class="value" id="${id}">${value}</code><button type="button" class="secondary" data-copy="${id}" aria-label="Copy">Copy</button></div>`
 }
 
@@ -50,18 +68,36 @@ ${problems.length ? html`<p class="field-error" id="domain_name-error">${problem
 </form>`
 }
 
+function organizationFilter(organizations: readonly Organization[], selected: number | null): SafeHtml {
+  if (organizations.length === 0) return html``
+  return html`<form method="get" action="/domains" class="inline panel">
+<div><label for="organization">Organization</label>
+<select id="organization" name="organization"><option value="">All organizations</option>${organizations.map(
+    (o) => html`<option value="${o.id}"${o.id === selected ? html` selected` : ''}>${o.name}</option>`,
+  )}</select></div>
+<div><button type="submit" class="secondary">Filter</button></div>
+</form>`
+}
+
 export function domainListView(input: {
   viewer: Viewer
   domains: Domain[]
   total: number
   page: number
   lastPage: number
+  organizations: readonly Organization[]
+  /** The organization the list is filtered by; null for all. */
+  organization: number | null
   form?: { value?: string; errors?: FieldErrors }
   notice?: string | null
 }): SafeHtml {
+  const names = new Map(input.organizations.map((o) => [o.id, o.name]))
+  const selected = input.organization === null ? null : (names.get(input.organization) ?? null)
+  const query = input.organization === null ? '' : `&organization=${input.organization}`
   const rows = input.domains.map(
     (d) => html`<tr>
 <th scope="row"><a href="/domains/${d.name}">${d.name}</a></th>
+<td>${d.organizationId === null ? html`<span class="muted">–</span>` : (names.get(d.organizationId) ?? '')}</td>
 <td>${d.dmarcPolicy === null ? badge('unknown', 'unchecked') : badge(d.dmarcPolicy === 'missing' ? 'missing' : d.dmarcPolicy === 'none' ? 'warning' : 'ok', d.dmarcPolicy === 'missing' ? 'no policy' : `p=${d.dmarcPolicy}`)}</td>
 <td>${grade(d.status.grade)}</td>
 <td>${badge(d.status.dmarc)}</td><td>${badge(d.status.spf)}</td><td>${badge(d.status.dkim)}</td>
@@ -71,20 +107,25 @@ export function domainListView(input: {
   )
   const table =
     input.domains.length === 0
-      ? html`<p class="panel">No domains yet. Add your first one above: dmarcwatch checks its DMARC, SPF and DKIM records and tells you what to publish.</p>`
+      ? selected === null
+        ? html`<p class="panel">No domains yet. Add your first one above: dmarcwatch checks its DMARC, SPF and DKIM records and tells you what to publish.</p>`
+        : html`<p class="panel">No domains in ${selected}. <a href="/domains">Show all domains</a>.</p>`
       : html`<table>
-<caption class="skip">Your domains</caption>
-<thead><tr><th scope="col">Domain</th><th scope="col">Policy</th><th scope="col">Grade</th><th scope="col">DMARC</th><th scope="col">SPF</th><th scope="col">DKIM</th><th scope="col">Ownership</th><th scope="col">Last checked</th></tr></thead>
+<caption class="skip">Your domains${selected === null ? '' : ` in ${selected}`}</caption>
+<thead><tr><th scope="col">Domain</th><th scope="col">Organization</th><th scope="col">Policy</th><th scope="col">Grade</th><th scope="col">DMARC</th><th scope="col">SPF</th><th scope="col">DKIM</th><th scope="col">Ownership</th><th scope="col">Last checked</th></tr></thead>
 <tbody>${rows}</tbody></table>`
   const pager =
     input.lastPage > 1
-      ? html`<nav aria-label="Pages" class="actions">${input.page > 1 ? html`<a href="/domains?page=${input.page - 1}">Previous</a>` : ''}<span>Page ${input.page} of ${input.lastPage}</span>${input.page < input.lastPage ? html`<a href="/domains?page=${input.page + 1}">Next</a>` : ''}</nav>`
+      ? html`<nav aria-label="Pages" class="actions">${input.page > 1 ? html`<a href="/domains?page=${input.page - 1}${query}">Previous</a>` : ''}<span>Page ${input.page} of ${input.lastPage}</span>${input.page < input.lastPage ? html`<a href="/domains?page=${input.page + 1}${query}">Next</a>` : ''}</nav>`
       : ''
   const body = html`<h1>Domains</h1>
 ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` : ''}
 ${errorSummary(input.form?.errors ?? {}, { domain_name: 'Domain' })}
 ${addDomainForm(input.viewer.csrfToken, input.form)}
+<p class="actions"><a class="button" href="/dns-providers">Import from DNS provider</a><span class="muted">Connect a DNS provider to add all the domains of its zones at once.</span></p>
+${organizationFilter(input.organizations, input.organization)}
 <h2>${input.total} ${input.total === 1 ? 'domain' : 'domains'}</h2>
+${selected === null ? '' : html`<p class="muted">In the organization ${selected}. <a href="/domains">Show all domains</a>.</p>`}
 ${table}
 ${pager}`
   return layout({ title: 'Domains', viewer: input.viewer, current: '/domains', body })
@@ -104,6 +145,8 @@ export function domainStatusView(input: {
   status: Status
   notice?: string | null
   verification?: { verified: boolean; message: string; found: string[] } | null
+  /** The chart and the top sources (domain-detail-views.ts). */
+  reports?: SafeHtml
 }): SafeHtml {
   const { viewer, domain, status } = input
   const csrf = csrfField(viewer.csrfToken)
@@ -131,6 +174,7 @@ ${
 <form method="post" action="/domains/${domain.name}/verify">${csrf}<button type="submit">Verify now</button></form>`
   const body = html`<p><a href="/domains">← Domains</a></p>
 <h1>${domain.name}</h1>
+${domainTabs(domain.name, 'overview')}
 ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` : ''}
 ${verification ? html`<div class="${verification.verified ? 'notice' : 'error-summary'}" role="status">${verification.message}${verification.found.length ? html` Found: ${verification.found.map((v, i) => html`${i ? ', ' : ''}<code>${v}</code>`)}` : ''}</div>` : ''}
 <section class="panel summary" aria-label="Summary">
@@ -143,6 +187,8 @@ ${grade(status.grade, true)}
 ${issues.length ? html`<ol class="issues">${issues}</ol>` : html`<p class="panel">Nothing to change: every check passed.</p>`}
 <h2>Records</h2>
 <div class="areas">${areaPanel('DMARC', status.dmarc)}${areaPanel('SPF', status.spf)}${areaPanel('DKIM', status.dkim)}${areaPanel('Mail', status.mail)}</div>
+<p><a href="/domains/${domain.name}/spf">SPF record: include tree, lookups and SPF management</a></p>
+${input.reports ?? ''}
 <h2>Ownership</h2>
 <section class="panel">${ownership}</section>
 <h2>Automation</h2>

@@ -44,6 +44,8 @@ export function layout(input: {
   /** The nav entry to mark as current. */
   current?: string
   narrow?: boolean
+  /** Seconds after which the page reloads itself (`<meta http-equiv="refresh">`: no script, CSP-safe). */
+  refreshSeconds?: number
   body: SafeHtml
 }): SafeHtml {
   const { viewer } = input
@@ -65,7 +67,12 @@ export function layout(input: {
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ASSETS.css.path}">
 <script src="${ASSETS.js.path}" defer></script>
-</head>
+${
+  input.refreshSeconds === undefined
+    ? ''
+    : html`<meta http-equiv="refresh" content="${input.refreshSeconds}">
+`
+}</head>
 <body>
 <a class="skip" href="#content">Skip to content</a>
 <header class="top"><div class="bar"><a class="brand" href="/">dmarcwatch</a>${nav}</div></header>

@@ -1,16 +1,14 @@
 import type { Period } from '../../domain/reports/period.ts'
 import type { Summary } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { dailySeries, volumeChart } from './chart-views.ts'
-import { time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
-import { layout, type Viewer } from './layout.ts'
+import type { Viewer } from './layout.ts'
+import { fmt, pct, reportLayout } from './report-frame-views.ts'
+import { reportRows } from './report-list-views.ts'
 
 // /reports: the account's last 30 days (the same figures as GET /api/v1/dmarc-reports/overview),
 // the daily chart (chart-views.ts) with the data as a table,
 // and each domain's recent reports.
-
-const fmt = (n: number) => n.toLocaleString('en-US')
-const pct = (n: number | null) => (n === null ? '–' : `${n.toFixed(1)}%`)
 
 export interface DomainReports {
   name: string
@@ -36,12 +34,9 @@ export function reportsView(input: {
 ${
   d.reports.length === 0
     ? html`<p class="muted">No reports in this period.</p>`
-    : html`<table><thead><tr><th scope="col">Reporter</th><th scope="col">Period</th><th scope="col" class="num">Messages</th><th scope="col">Received</th></tr></thead>
-<tbody>${d.reports.map(
-        (report) => html`<tr><td>${String(report.reporter_org ?? '')}</td>
-<td>${time(toIso(report.begin_at))} – ${time(toIso(report.end_at))}</td>
-<td class="num">${fmt(Number(report.message_count ?? 0))}</td><td>${time(toIso(report.created_at))}</td></tr>`,
-      )}</tbody></table>`
+    : html`<table><thead><tr><th scope="col">Reporter</th><th scope="col">Report ID</th><th scope="col">Period</th><th scope="col" class="num">Records</th><th scope="col" class="num">Messages</th><th scope="col">Received</th></tr></thead>
+<tbody>${reportRows(d.name, d.reports)}</tbody></table>
+${d.total > d.reports.length ? html`<p><a href="/reports/list?${new URLSearchParams({ domain: d.name }).toString()}">All ${d.total} reports of ${d.name}</a></p>` : ''}`
 }</section>`,
   )
   const body = html`<h1>Reports</h1>
@@ -89,12 +84,5 @@ ${
 <h2>Recent reports by domain</h2>
 ${input.domains.length === 0 ? html`<p class="panel">No domains yet. <a href="/domains">Add one</a>.</p>` : domainSections}
 ${input.moreDomains ? html`<p class="muted">Only the first ${input.domains.length} domains are shown.</p>` : ''}`
-  return layout({ title: 'Reports', viewer: input.viewer, current: '/reports', body })
-}
-
-function toIso(value: unknown): string | null {
-  if (value === null || value === undefined) return null
-  if (value instanceof Date) return value.toISOString()
-  const parsed = new Date(String(value))
-  return Number.isNaN(parsed.getTime()) ? null : parsed.toISOString()
+  return reportLayout({ title: 'Reports', viewer: input.viewer, tab: '/reports', body })
 }

@@ -1,0 +1,99 @@
+import { Elysia } from 'elysia'
+import type { ActiveSession } from '../../domain/accounts/sessions.ts'
+import type { sessionPlugin } from '../../plugins/session.ts'
+import { noteAccount, viewerOf } from './guards.ts'
+import { htmlResponse, messagePage } from './layout.ts'
+import { failureDetailView, failureListView } from './report-failure-views.ts'
+import { domainChoiceOf, idOf, pageOf, periodFilterOf, type Query } from './report-query.ts'
+import { tlsView } from './report-tls-views.ts'
+import type { DashboardServices } from './services.ts'
+
+// /reports/failures[/{id}] and /reports/tls: the store behind GET /api/v1/dmarc-reports/forensic/…
+// and GET /api/v1/domains/{name}/tls-reports, scoped by the session's account.
+
+const PER_PAGE = 25
+
+export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
+  const notFound = (session: ActiveSession, title: string, message: string) =>
+    messagePage({ status: 404, title, message, viewer: viewerOf(session) })
+
+  return new Elysia({ name: 'dashboard:report-forensic-tls' })
+    .use(sessions)
+    .get(
+      '/reports/failures',
+      async ({ session, query, request }) => {
+        noteAccount(request, session)
+        const q = query as Query
+        const period = periodFilterOf(q, s.now())
+        const page = pageOf(q)
+        const choice = await domainChoiceOf(s, session.accountId, q, false)
+        if (choice.unknown)
+          return notFound(session, 'Domain not found', 'This domain is not in your account.')
+        // The period's days whole, in UTC, against the arrival date (else the time we received it).
+        const found = await s.forensicTls.listForensic(
+          session.accountId,
+          {
+            domainId: choice.domainId ?? undefined,
+            since: `${period.period.from}T00:00:00.000Z`,
+            until: `${period.period.to}T23:59:59.999Z`,
+          },
+          { page, perPage: PER_PAGE },
+        )
+        return htmlResponse(
+          failureListView({
+            viewer: viewerOf(session),
+            domains: choice.names,
+            domain: choice.selected,
+            period,
+            reports: found.items,
+            total: found.total,
+            page,
+            lastPage: Math.max(1, Math.ceil(found.total / PER_PAGE)),
+          }),
+        )
+      },
+      { session: true },
+    )
+    .get(
+      '/reports/failures/:id',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        const id = idOf(params.id)
+        const row = id === null ? null : await s.forensicTls.forensic(session.accountId, id)
+        if (row === null)
+          return notFound(session, 'Report not found', 'This failure report is not in your account.')
+        return htmlResponse(failureDetailView({ viewer: viewerOf(session), row }))
+      },
+      { session: true },
+    )
+    .get(
+      '/reports/tls',
+      async ({ session, query, request }) => {
+        noteAccount(request, session)
+        const q = query as Query
+        const period = periodFilterOf(q, s.now())
+        const choice = await domainChoiceOf(s, session.accountId, q, true)
+        if (choice.unknown)
+          return notFound(session, 'Domain not found', 'This domain is not in your account.')
+        const summary =
+          choice.domainId === null
+            ? null
+            : await s.forensicTls.tlsSummary(
+                session.accountId,
+                choice.domainId,
+                period.period.from,
+                period.period.to,
+              )
+        return htmlResponse(
+          tlsView({
+            viewer: viewerOf(session),
+            domains: choice.names,
+            domain: choice.selected,
+            period,
+            summary,
+          }),
+        )
+      },
+      { session: true },
+    )
+}

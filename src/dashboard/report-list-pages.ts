@@ -1,0 +1,90 @@
+import { Elysia } from 'elysia'
+import type { ActiveSession } from '../../domain/accounts/sessions.ts'
+import type { sessionPlugin } from '../../plugins/session.ts'
+import { noteAccount, viewerOf } from './guards.ts'
+import { htmlResponse, messagePage } from './layout.ts'
+import { reportDetailView } from './report-detail-views.ts'
+import { reportListView } from './report-list-views.ts'
+import { domainChoiceOf, idOf, pageOf, periodFilterOf, type Query } from './report-query.ts'
+import type { DashboardServices } from './services.ts'
+
+// /reports/list and /reports/{id}?domain=…: aggregate reports through the reader behind
+// GET /api/v1/domains/{name}/reports[/{id}]. The reader is scoped by account and domain, so a
+// report is addressed with its domain; another account's domain or report is simply not found.
+
+const PER_PAGE = 25
+const RECORDS_PER_PAGE = 100
+
+export function reportListPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
+  const notFound = (session: ActiveSession, what: 'Domain' | 'Report') =>
+    messagePage({
+      status: 404,
+      title: `${what} not found`,
+      message: `This ${what.toLowerCase()} is not in your account.`,
+      viewer: viewerOf(session),
+    })
+
+  return new Elysia({ name: 'dashboard:report-list' })
+    .use(sessions)
+    .get(
+      '/reports/list',
+      async ({ session, query, request }) => {
+        noteAccount(request, session)
+        const q = query as Query
+        const period = periodFilterOf(q, s.now())
+        const page = pageOf(q)
+        const choice = await domainChoiceOf(s, session.accountId, q, true)
+        if (choice.unknown) return notFound(session, 'Domain')
+        const found =
+          choice.domainId === null
+            ? { items: [], total: 0 }
+            : await s.reports.listReports(session.accountId, choice.domainId, period.period, {
+                page,
+                perPage: PER_PAGE,
+              })
+        return htmlResponse(
+          reportListView({
+            viewer: viewerOf(session),
+            domains: choice.names,
+            domain: choice.selected,
+            period,
+            reports: found.items,
+            total: found.total,
+            page,
+            lastPage: Math.max(1, Math.ceil(found.total / PER_PAGE)),
+          }),
+        )
+      },
+      { session: true },
+    )
+    .get(
+      '/reports/:id',
+      async ({ session, params, query, request }) => {
+        noteAccount(request, session)
+        const q = query as Query
+        const id = idOf(params.id)
+        const name = (q.domain ?? '').trim().toLowerCase()
+        if (id === null || name === '') return notFound(session, 'Report')
+        const domainId = await s.reports.domainId(session.accountId, name)
+        if (domainId === null) return notFound(session, 'Report')
+        const page = pageOf(q)
+        const found = await s.reports.report(session.accountId, domainId, id, {
+          page,
+          perPage: RECORDS_PER_PAGE,
+        })
+        if (found === null) return notFound(session, 'Report')
+        return htmlResponse(
+          reportDetailView({
+            viewer: viewerOf(session),
+            domain: name,
+            report: found.report,
+            records: found.records,
+            total: found.total,
+            page,
+            lastPage: Math.max(1, Math.ceil(found.total / RECORDS_PER_PAGE)),
+          }),
+        )
+      },
+      { session: true },
+    )
+}

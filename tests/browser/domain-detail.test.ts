@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdirSync } from 'node:fs'
+import type { Server } from 'bun'
+import { sql } from 'drizzle-orm'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { rowsOf } from '../../infrastructure/db/database.ts'
+import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
+import { startWorkers } from '../../src/worker.ts'
+import { attachment, multipart } from '../infrastructure/mail/mime-builder.ts'
+import { ARTIFACTS, launchBrowser } from '../support/browser.ts'
+import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
+import { startTestApp, type TestApp } from '../support/test-app.ts'
+
+// A domain's pages in Debian's Chromium, with real reports: signed up and added through the forms,
+// two aggregate reports through the HTTP intake and the worker, reverse DNS from the enrichment
+// job, SPF includes from a loopback DNS server. The domain page shows the chart and the sources;
+// SPF management is activated and a detected sender added by clicking, and the API agrees.
+// Screenshots go to tests/artifacts/.
+
+const PASSWORD = 'correct horse battery staple'
+const DOMAIN = 'shop.example'
+const email = `browser-domain-${Math.random().toString(36).slice(2, 8)}@example.com`
+
+let dns: DnsTestServer
+let t: TestApp
+let service: Server<unknown>
+let base: string
+let browser: Browser
+let context: BrowserContext
+const problems: string[] = []
+
+beforeAll(async () => {
+  dns = await startDnsServer({
+    [DOMAIN]: [{ type: 'TXT', data: 'v=spf1 include:_spf.google.com ~all' }],
+    [`_dmarc.${DOMAIN}`]: [{ type: 'TXT', data: `v=DMARC1; p=none; rua=mailto:dmarc@${DOMAIN}` }],
+    '_spf.google.com': [{ type: 'TXT', data: 'v=spf1 ip4:74.125.0.0/16 ~all' }],
+    'sendgrid.net': [{ type: 'TXT', data: 'v=spf1 ip4:149.72.0.0/16 ip4:167.89.0.0/17 -all' }],
+    '1.0.125.74.in-addr.arpa': [{ type: 'PTR', data: 'mail-1.google.com' }],
+    '20.10.72.149.in-addr.arpa': [{ type: 'PTR', data: 'o1.ptr4242.sendgrid.net' }],
+  })
+  // The port comes first: PUBLIC_URL (the origin the CSRF check expects) must name it.
+  let app: TestApp | undefined
+  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app!.app.handle(request) })
+  base = `http://127.0.0.1:${service.port}`
+  t = await startTestApp(
+    { PUBLIC_URL: base, DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '500' },
+    { queue: true },
+  )
+  app = t
+  await startWorkers(t.runtime.boss!, t.runtime)
+  browser = await launchBrowser()
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  mkdirSync(ARTIFACTS, { recursive: true })
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+  service?.stop(true)
+  await t?.close()
+  await dns?.stop()
+})
+
+/** A tab that records failed requests, requests off the service and console errors (CSP violations). */
+async function tab(): Promise<Page> {
+  const page = await context.newPage()
+  page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`))
+  page.on('request', (request) => {
+    if (!request.url().startsWith(base)) problems.push(`external: ${request.url()}`)
+  })
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`)
+  })
+  page.on('pageerror', (error) => problems.push(`script: ${error.message}`))
+  return page
+}
+
+/** Every visible form control has a label, the page one h1, the html a lang; the script ran. */
+async function checkAccessible(page: Page) {
+  const report = await page.evaluate(() => ({
+    unlabelled: [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+      .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
+      .map((el) => el.outerHTML),
+    h1: document.querySelectorAll('h1').length,
+    lang: document.documentElement.lang,
+    script: document.documentElement.classList.contains('js'),
+  }))
+  expect(report).toEqual({ unlabelled: [], h1: 1, lang: 'en', script: true })
+}
+
+interface Row {
+  ip: string
+  count: number
+  dkim?: string
+  spf: 'pass' | 'fail'
+}
+
+/** An aggregate report of one day about DOMAIN (RFC 7489 appendix C). */
+function reportXml(org: string, id: string, begin: number, rows: Row[]): string {
+  const records = rows.map(
+    (r) => `<record><row><source_ip>${r.ip}</source_ip><count>${r.count}</count>
+      <policy_evaluated><disposition>none</disposition><dkim>fail</dkim><spf>fail</spf></policy_evaluated></row>
+      <identifiers><header_from>${DOMAIN}</header_from></identifiers>
+      <auth_results>${r.dkim ? `<dkim><domain>${r.dkim}</domain><selector>s1</selector><result>pass</result></dkim>` : ''}<spf><domain>${DOMAIN}</domain><result>${r.spf}</result></spf></auth_results>
+    </record>`,
+  )
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<feedback><report_metadata><org_name>${org}</org_name><email>dmarc@${org}</email><report_id>${id}</report_id>
+  <date_range><begin>${begin}</begin><end>${begin + 86_399}</end></date_range></report_metadata>
+  <policy_published><domain>${DOMAIN}</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><pct>100</pct></policy_published>
+  ${records.join('\n')}
+</feedback>`
+}
+
+/** Through the HTTP intake, then waits for the worker to process it. */
+async function ingest(token: string, xml: string, name: string) {
+  const raw = multipart([
+    attachment('application/gzip', `${name}.xml.gz`, Bun.gzipSync(new TextEncoder().encode(xml))),
+  ])
+  const response = await t.app.handle(
+    new Request(`${base}/api/v1/ingest/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'message/rfc822' },
+      body: raw,
+    }),
+  )
+  expect(response.status).toBe(202)
+  const id = ((await response.json()) as { data: { id: string } }).data.id
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    const [row] = rowsOf<{ status: string }>(
+      await t.db.database.db.execute(sql`select status from ingest_messages where id = ${id}`),
+    )
+    if (row?.status === 'processed') return
+    if (row?.status === 'quarantined') throw new Error(`report ${name} quarantined`)
+    await Bun.sleep(50)
+  }
+  throw new Error(`report ${name} not processed in time`)
+}
+
+test('a domain with reports: the chart and the sources, then SPF management by clicking', async () => {
+  const page = await tab()
+  await page.goto(`${base}/signup`)
+  await page.getByLabel('Email address').fill(email)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign up' }).click()
+  await page.waitForURL(`${base}/domains`)
+  await page.getByLabel('Domain', { exact: true }).fill(DOMAIN)
+  await page.getByRole('button', { name: 'Add domain' }).click()
+  await page.waitForURL(`${base}/domains/${DOMAIN}?added=1`)
+
+  // Ownership proven (the TXT check has its own tests), and two days of reports:
+  // Google passes; SendGrid signs as the domain but its MAIL FROM fails SPF; a spoofer fails all.
+  await t.db.database.db.execute(sql`update domains set verified_at = now() where name = ${DOMAIN}`)
+  const token = await t.tokenFor(email)
+  const DAY = 86_400
+  const today = Math.floor(t.clock.now.getTime() / 1000 / DAY) * DAY
+  await ingest(
+    token,
+    reportXml('google.com', 'g-1', today - 2 * DAY, [
+      { ip: '74.125.0.1', count: 60, dkim: DOMAIN, spf: 'pass' },
+      { ip: '149.72.10.20', count: 30, dkim: DOMAIN, spf: 'fail' },
+      { ip: '203.0.113.9', count: 20, spf: 'fail' },
+    ]),
+    'google',
+  )
+  await ingest(
+    token,
+    reportXml('yahoo.com', 'y-1', today - DAY, [
+      { ip: '74.125.0.1', count: 40, dkim: DOMAIN, spf: 'pass' },
+      { ip: '149.72.10.20', count: 10, dkim: DOMAIN, spf: 'fail' },
+    ]),
+    'yahoo',
+  )
+  await enrichSources({ db: t.db.database.db, dns: t.runtime.dns, now: t.runtime.now }, { limit: 100 })
+
+  await page.goto(`${base}/domains`)
+  await page.getByRole('link', { name: DOMAIN }).click()
+  await page.waitForURL(`${base}/domains/${DOMAIN}`)
+  expect(await page.locator('figure.chart').first().isVisible()).toBe(true)
+  const sources = page.locator('table.sources tbody tr')
+  expect(await sources.count()).toBe(3)
+  expect(await sources.nth(0).textContent()).toContain('74.125.0.1')
+  expect(await sources.nth(1).textContent()).toContain('SendGrid')
+  expect(await sources.nth(2).textContent()).toContain('203.0.113.9')
+  await checkAccessible(page)
+  await page.screenshot({ path: `${ARTIFACTS}domain-detail.png`, fullPage: true })
+
+  await page.getByRole('link', { name: 'Sources', exact: true }).click()
+  await page.waitForURL(`${base}/domains/${DOMAIN}/sources`)
+  expect(await page.locator('table.sources tbody tr').count()).toBe(3)
+  expect(await page.locator('ol.issues').textContent()).toContain('Block spoofing')
+  await checkAccessible(page)
+  await page.screenshot({ path: `${ARTIFACTS}domain-sources.png`, fullPage: true })
+
+  await page.getByRole('link', { name: 'SPF', exact: true }).click()
+  await page.waitForURL(`${base}/domains/${DOMAIN}/spf`)
+  expect(await page.locator('ul.tree').textContent()).toContain('_spf.google.com')
+  await checkAccessible(page)
+  await page.getByRole('button', { name: 'Activate SPF management' }).click()
+  await page.waitForURL(`${base}/domains/${DOMAIN}/spf?done=activated`)
+  expect(await page.getByRole('status').first().textContent()).toContain('SPF management is active.')
+  await page.screenshot({ path: `${ARTIFACTS}domain-spf-activated.png`, fullPage: true })
+
+  await page.getByRole('button', { name: 'Add include:sendgrid.net' }).click()
+  await page.waitForURL(`${base}/domains/${DOMAIN}/spf?done=added`)
+  expect(await page.locator('section[aria-labelledby="history"] tbody tr').count()).toBe(2)
+  await checkAccessible(page)
+  await page.screenshot({ path: `${ARTIFACTS}domain-spf-source-added.png`, fullPage: true })
+
+  const api = await fetch(`${base}/api/v1/domains/${DOMAIN}/spf`, {
+    headers: { authorization: `Bearer ${token}` },
+  })
+  const data = ((await api.json()) as { data: { management: any } }).data.management
+  expect(data.version).toBe(2)
+  expect(data.config.sources.map((s: { term: string }) => s.term)).toEqual([
+    'include:_spf.google.com',
+    'include:sendgrid.net',
+  ])
+  expect(await page.locator('main').textContent()).toContain(data.publish.record)
+  await page.close()
+  expect(problems).toEqual([])
+}, 120_000)
