@@ -1,4 +1,13 @@
+import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
+
+/**
+ * An integer in a response model. Elysia's `t.Integer` is a transform (it coerces query-string
+ * text), and one transform anywhere in a response schema makes Elysia run TypeBox's Encode over the
+ * whole response: measured, about a sixth of an authenticated list request's CPU. Request schemas
+ * (query, params) keep `t.Integer` for the coercion.
+ */
+export const ResponseInt = Type.Integer
 
 // Shared response shapes (contract §2), registered once so OpenAPI names them.
 
@@ -29,10 +38,10 @@ export const RateLimitErrorBody = t.Object(
 )
 
 export const PageMeta = t.Object({
-  total: t.Integer({ description: 'All matches, not just this page' }),
-  page: t.Integer(),
-  per_page: t.Integer(),
-  last_page: t.Integer(),
+  total: ResponseInt({ description: 'All matches, not just this page' }),
+  page: ResponseInt(),
+  per_page: ResponseInt(),
+  last_page: ResponseInt(),
 })
 
 export const PaginationQuery = {

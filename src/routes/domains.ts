@@ -8,7 +8,14 @@ import {
 import type { DomainDeps } from '../../domain/domains/use-cases.ts'
 import { addDomain, getDomain, listDomains, updateDomain } from '../../domain/domains/use-cases.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
-import { apiModels, authErrors, enumOf, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import {
+  apiModels,
+  authErrors,
+  enumOf,
+  PageMeta,
+  PaginationQuery,
+  ResponseInt,
+} from '../../plugins/api-models.ts'
 import type { AuthDeps } from '../../plugins/auth.ts'
 import { authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
@@ -23,7 +30,7 @@ const AreaStatus = t.UnionEnum(['unknown', 'ok', 'warning', 'error', 'missing'])
 export const DomainModel = t.Object({
   name: t.String({ examples: ['example.com'], description: 'Lower-case A-label form' }),
   automation_level: AutomationLevel,
-  organization_id: t.Nullable(t.Integer()),
+  organization_id: t.Nullable(ResponseInt()),
   verified: t.Boolean(),
   verified_at: t.Nullable(t.String({ format: 'date-time' })),
   dkim_selectors: t.Array(t.String(), {
