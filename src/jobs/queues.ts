@@ -12,7 +12,7 @@ import {
 } from './alerts.ts'
 import { IMPORT_RETRY_LIMIT } from './dns-providers.ts'
 import { POLL_MAILBOXES } from './mailboxes.ts'
-import { RATE_LIMIT_CLEANUP, RETENTION } from './maintenance.ts'
+import { PARTITIONS, RATE_LIMIT_CLEANUP, RETENTION } from './maintenance.ts'
 import { PROGRESS_DOMAIN, SCHEDULE_PROGRESSION } from './policy.ts'
 import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from './posture.ts'
 import { REFLATTEN_SPF } from './spf.ts'
@@ -24,6 +24,16 @@ export const ENRICH_SOURCES = 'ingest.enrich-sources'
 const QUEUES: Queue[] = [
   { name: RATE_LIMIT_CLEANUP, retryLimit: 2, expireInSeconds: 300 },
   { name: RETENTION, policy: 'singleton', retryLimit: 2, expireInSeconds: 3600 },
+  // Partition upkeep (src/jobs/maintenance.ts): one run at a time; a run that gave up waiting for
+  // a lock retries a few minutes later.
+  {
+    name: PARTITIONS,
+    policy: 'singleton',
+    retryLimit: 3,
+    retryDelay: 300,
+    retryBackoff: true,
+    expireInSeconds: 900,
+  },
   { name: SCHEDULE_CHECKS, retryLimit: 1, expireInSeconds: 600 },
   // stately: at most one queued and one running check per domain; a failed check retries with backoff.
   {

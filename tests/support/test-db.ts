@@ -59,7 +59,8 @@ export async function preparePgliteTemplate(): Promise<string> {
   const journal = await Bun.file(
     new URL('../../infrastructure/db/migrations/meta/_journal.json', import.meta.url),
   ).text()
-  const key = Bun.hash(journal).toString(36)
+  // The month too: the template holds the monthly partitions of aggregate_records made at migration.
+  const key = `${Bun.hash(journal).toString(36)}-${new Date().toISOString().slice(0, 7)}`
   const path = join(tmpdir(), `dmarcwatch-pglite-template-${key}.tar`)
   if (!existsSync(path)) {
     const pglite = await PGlite.create()

@@ -92,10 +92,16 @@ export const aggregateReports = pgTable(
 // The high-volume tables below carry no foreign keys on purpose: a 100,000-record report would pay
 // a trigger per row (measured: ~0.3 s per table). Their rows are written only with their report in
 // one transaction, and are deleted with it (infrastructure/repositories/pg-retention.ts).
+//
+// aggregate_records is PARTITION BY RANGE (day), one partition a month plus a DEFAULT one, which
+// drizzle cannot express: migration 0010 is hand-edited, partitions are created ahead by the
+// maintenance.partitions job and expired months are dropped whole
+// (infrastructure/repositories/pg-partitions.ts, docs/operations.md). PostgreSQL requires every
+// unique key of a partitioned table to include the partition key, hence the primary key (id, day).
 export const aggregateRecords = pgTable(
   'aggregate_records',
   {
-    id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
     reportId: bigint({ mode: 'number' }).notNull(),
     accountId: uuid().notNull(),
     domainId: bigint({ mode: 'number' }).notNull(),
@@ -118,7 +124,7 @@ export const aggregateRecords = pgTable(
     dmarcPass: boolean().notNull(),
   },
   // Only what the report detail needs: every extra index slows the COPY of large reports.
-  (t) => [index().on(t.reportId)],
+  (t) => [primaryKey({ columns: [t.id, t.day] }), index().on(t.reportId)],
 )
 
 // Summaries read these, never the raw records: one row per (domain, day, source IP, disposition,
