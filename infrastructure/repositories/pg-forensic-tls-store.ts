@@ -14,6 +14,22 @@ export interface ForensicFilter {
   sourceIp?: string
 }
 
+/** A stored TLS-RPT report: its columns, and the report itself as insertTls wrote it. */
+export interface StoredTlsReport {
+  id: number
+  domain: string
+  organization: string
+  report_id: string
+  begin_at: string
+  end_at: string
+  success_count: number
+  failure_count: number
+  report: TlsRptReport
+  created_at: string
+}
+
+const isoOf = (value: unknown) => new Date(value instanceof Date ? value : String(value)).toISOString()
+
 export function pgForensicTlsStore(db: Db) {
   return {
     /** Redaction is on unless the account turned it off (account_settings; no row: the default). */
@@ -113,6 +129,31 @@ export function pgForensicTlsStore(db: Db) {
           and lower(organization) = lower(${r.organizationName}) and report_id = ${r.reportId}`),
       )
       return { status: 'duplicate', id: Number(existing[0]?.id ?? 0) }
+    },
+
+    /** One TLS-RPT report of the account with its domain's name and the report as stored; null if none. */
+    async tlsReport(accountId: string, id: number): Promise<StoredTlsReport | null> {
+      const rows = rowsOf<Record<string, unknown>>(
+        await db.execute(sql`select t.id, d.name as domain, t.organization, t.report_id, t.begin_at, t.end_at,
+            t.success_count, t.failure_count, t.report, t.created_at
+          from tls_reports t join domains d on d.id = t.domain_id
+          where t.account_id = ${accountId} and t.id = ${id}`),
+      )
+      const row = rows[0]
+      if (row === undefined) return null
+      return {
+        id: Number(row.id),
+        domain: String(row.domain),
+        organization: String(row.organization),
+        report_id: String(row.report_id),
+        begin_at: isoOf(row.begin_at),
+        end_at: isoOf(row.end_at),
+        success_count: Number(row.success_count),
+        failure_count: Number(row.failure_count),
+        // jsonb arrives parsed; text is parsed too, should a driver hand the column over as such.
+        report: (typeof row.report === 'string' ? JSON.parse(row.report) : row.report) as TlsRptReport,
+        created_at: isoOf(row.created_at),
+      }
     },
 
     /** TLS-RPT for a domain over a period: totals, per-day counts, and the failure types seen. */

@@ -39,30 +39,43 @@ export function pgReportReader(db: Db) {
       return rows[0] === undefined ? null : Number(rows[0].id)
     },
 
-    async listReports(accountId: string, domainId: number, period: Period, page: PageRequest) {
-      const where = sql`account_id = ${accountId} and domain_id = ${domainId}
-        and begin_at < (${period.to}::date + 1) and end_at >= ${period.from}::date`
+    /**
+     * Aggregate reports overlapping the period, newest first, with their domain's name.
+     * `domainId: null` reads every domain of the account (the dashboard's "All domains"); the
+     * API always passes its route's domain.
+     */
+    async listReports(accountId: string, domainId: number | null, period: Period, page: PageRequest) {
+      const where = sql`${scope(accountId, domainId)}
+        and r.begin_at < (${period.to}::date + 1) and r.end_at >= ${period.from}::date`
       const [rows, totals] = await Promise.all([
-        db.execute(sql`select id, reporter_org, reporter_email, report_id, policy_domain, begin_at, end_at,
-            record_count, message_count, duplicates_seen, variant, created_at
-          from aggregate_reports where ${where} order by begin_at desc, id desc
+        db.execute(sql`select r.id, d.name as domain, r.reporter_org, r.reporter_email, r.report_id, r.policy_domain,
+            r.begin_at, r.end_at, r.record_count, r.message_count, r.duplicates_seen, r.variant, r.created_at
+          from aggregate_reports r join domains d on d.id = r.domain_id where ${where}
+          order by r.begin_at desc, r.id desc
           limit ${page.perPage} offset ${offsetOf(page)}`),
-        db.execute(sql`select count(*)::int as n from aggregate_reports where ${where}`),
+        db.execute(sql`select count(*)::int as n from aggregate_reports r where ${where}`),
       ])
       return { items: rowsOf<Record<string, unknown>>(rows), total: num(rowsOf<{ n: number }>(totals)[0]?.n) }
     },
 
-    async report(accountId: string, domainId: number, id: number, page: PageRequest) {
+    /** One report of the account (of that domain, unless `domainId` is null) and a page of its records. */
+    async report(accountId: string, domainId: number | null, id: number, page: PageRequest) {
       const reports = rowsOf<Record<string, unknown>>(
-        await db.execute(sql`select id, reporter_org, reporter_email, report_id, policy_domain, begin_at, end_at,
-            record_count, message_count, duplicates_seen, variant, policy, errors, created_at
-          from aggregate_reports where account_id = ${accountId} and domain_id = ${domainId} and id = ${id}`),
+        await db.execute(sql`select r.id, d.name as domain, r.reporter_org, r.reporter_email, r.report_id,
+            r.policy_domain, r.begin_at, r.end_at, r.record_count, r.message_count, r.duplicates_seen, r.variant,
+            r.policy, r.errors, r.created_at
+          from aggregate_reports r join domains d on d.id = r.domain_id
+          where ${scope(accountId, domainId)} and r.id = ${id}`),
       )
       if (reports[0] === undefined) return null
       const records = rowsOf<Record<string, unknown>>(
         await db.execute(sql`select host(source_ip) as source_ip, count, disposition, dkim_evaluated, spf_evaluated,
             reasons, header_from, envelope_from, envelope_to, dkim, spf, dkim_aligned, spf_aligned, dmarc_pass
           from aggregate_records where report_id = ${id} and account_id = ${accountId}
+            -- Every record of a report is stored under the report's first day (reportDay, UTC), so
+            -- this reads the one monthly partition that holds them (run-time partition pruning).
+            and day = (select (begin_at at time zone 'UTC')::date from aggregate_reports
+              where id = ${id} and account_id = ${accountId})
           order by count desc, id limit ${page.perPage} offset ${offsetOf(page)}`),
       )
       return { report: reports[0], records, total: num(reports[0].record_count) }

@@ -5,10 +5,11 @@ import { noteAccount, viewerOf } from './guards.ts'
 import { htmlResponse, messagePage } from './layout.ts'
 import { failureDetailView, failureListView } from './report-failure-views.ts'
 import { domainChoiceOf, idOf, pageOf, periodFilterOf, type Query } from './report-query.ts'
+import { tlsDetailView } from './report-tls-detail-views.ts'
 import { tlsView } from './report-tls-views.ts'
 import type { DashboardServices } from './services.ts'
 
-// /reports/failures[/{id}] and /reports/tls: the store behind GET /api/v1/dmarc-reports/forensic/…
+// /reports/failures[/{id}] and /reports/tls[/{id}]: the store behind GET /api/v1/dmarc-reports/forensic/…
 // and GET /api/v1/domains/{name}/tls-reports, scoped by the session's account.
 
 const PER_PAGE = 25
@@ -93,6 +94,18 @@ export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<type
             summary,
           }),
         )
+      },
+      { session: true },
+    )
+    .get(
+      '/reports/tls/:id',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        const id = idOf(params.id)
+        const row = id === null ? null : await s.forensicTls.tlsReport(session.accountId, id)
+        if (row === null)
+          return notFound(session, 'Report not found', 'This TLS report is not in your account.')
+        return htmlResponse(tlsDetailView({ viewer: viewerOf(session), row }))
       },
       { session: true },
     )

@@ -64,7 +64,7 @@ export function filterForm(input: {
 ${
   domains
     ? html`<div><label for="domain">Domain</label>
-<select id="domain" name="domain">${domains.any ? html`<option value="">all domains</option>` : ''}${domains.names.map(
+<select id="domain" name="domain">${domains.any ? html`<option value=""${selected(domains.selected === null)}>All domains</option>` : ''}${domains.names.map(
         (name) => html`<option value="${name}"${selected(domains.selected === name)}>${name}</option>`,
       )}</select></div>`
     : ''

@@ -8,9 +8,9 @@ import { reportListView } from './report-list-views.ts'
 import { domainChoiceOf, idOf, pageOf, periodFilterOf, type Query } from './report-query.ts'
 import type { DashboardServices } from './services.ts'
 
-// /reports/list and /reports/{id}?domain=…: aggregate reports through the reader behind
-// GET /api/v1/domains/{name}/reports[/{id}]. The reader is scoped by account and domain, so a
-// report is addressed with its domain; another account's domain or report is simply not found.
+// /reports/list and /reports/{id}: aggregate reports through the reader behind
+// GET /api/v1/domains/{name}/reports[/{id}]. The reader is always scoped by the account; without a
+// domain it reads all of the account's domains. Another account's domain or report is not found.
 
 const PER_PAGE = 25
 const RECORDS_PER_PAGE = 100
@@ -33,15 +33,13 @@ export function reportListPages(s: DashboardServices, sessions: ReturnType<typeo
         const q = query as Query
         const period = periodFilterOf(q, s.now())
         const page = pageOf(q)
-        const choice = await domainChoiceOf(s, session.accountId, q, true)
+        const choice = await domainChoiceOf(s, session.accountId, q, false)
         if (choice.unknown) return notFound(session, 'Domain')
-        const found =
-          choice.domainId === null
-            ? { items: [], total: 0 }
-            : await s.reports.listReports(session.accountId, choice.domainId, period.period, {
-                page,
-                perPage: PER_PAGE,
-              })
+        // No domain chosen: all of the account's domains.
+        const found = await s.reports.listReports(session.accountId, choice.domainId, period.period, {
+          page,
+          perPage: PER_PAGE,
+        })
         return htmlResponse(
           reportListView({
             viewer: viewerOf(session),
@@ -63,10 +61,11 @@ export function reportListPages(s: DashboardServices, sessions: ReturnType<typeo
         noteAccount(request, session)
         const q = query as Query
         const id = idOf(params.id)
-        const name = (q.domain ?? '').trim().toLowerCase()
-        if (id === null || name === '') return notFound(session, 'Report')
-        const domainId = await s.reports.domainId(session.accountId, name)
-        if (domainId === null) return notFound(session, 'Report')
+        if (id === null) return notFound(session, 'Report')
+        // ?domain= is optional (older links carry it); when present, the report must be that domain's.
+        const name = (q.domain ?? '').trim().toLowerCase().slice(0, 253)
+        const domainId = name === '' ? null : await s.reports.domainId(session.accountId, name)
+        if (name !== '' && domainId === null) return notFound(session, 'Report')
         const page = pageOf(q)
         const found = await s.reports.report(session.accountId, domainId, id, {
           page,
@@ -76,7 +75,7 @@ export function reportListPages(s: DashboardServices, sessions: ReturnType<typeo
         return htmlResponse(
           reportDetailView({
             viewer: viewerOf(session),
-            domain: name,
+            domain: String(found.report.domain),
             report: found.report,
             records: found.records,
             total: found.total,

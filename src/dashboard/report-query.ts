@@ -54,8 +54,8 @@ export interface DomainChoice {
 }
 
 /**
- * The domain filter. `required`: the page shows one domain at a time (the repositories read
- * aggregate and TLS reports per domain), so without a choice it shows the first.
+ * The domain filter. `required`: the page shows one domain at a time (the TLS summary is read per
+ * domain), so without a choice it shows the first; otherwise no choice means all domains.
  */
 export async function domainChoiceOf(
   s: Pick<DashboardServices, 'domains' | 'reports'>,

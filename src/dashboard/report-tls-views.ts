@@ -7,7 +7,7 @@ import { filterForm, fmt, type PeriodFilter, pct, reportLayout } from './report-
 
 // /reports/tls: a domain's SMTP TLS reports (RFC 8460) over a period, the same summary as
 // GET /api/v1/domains/{name}/tls-reports: sessions per day with the success rate, the failure
-// types seen and the reports themselves.
+// types seen and the reports themselves, each linking to its detail page (report-tls-detail-views.ts).
 
 type TlsSummary = Awaited<ReturnType<ForensicTlsStore['tlsSummary']>>
 
@@ -87,7 +87,7 @@ ${
 <tbody>${summary.reports.map(
         (
           r,
-        ) => html`<tr id="tls-report-${r.id}"><th scope="row">${r.organization}</th><td><code>${r.report_id}</code></td>
+        ) => html`<tr id="tls-report-${r.id}"><th scope="row"><a href="/reports/tls/${r.id}">${r.organization}</a></th><td><code>${r.report_id}</code></td>
 <td>${time(r.begin)} – ${time(r.end)}</td><td class="num">${fmt(r.successful_sessions)}</td><td class="num">${fmt(r.failed_sessions)}</td></tr>`,
       )}</tbody></table></div>
 ${summary.reports.length >= 50 ? html`<p class="muted">The latest 50 reports of the period are listed.</p>` : ''}`

@@ -35,7 +35,7 @@ ${
   d.reports.length === 0
     ? html`<p class="muted">No reports in this period.</p>`
     : html`<table><thead><tr><th scope="col">Reporter</th><th scope="col">Report ID</th><th scope="col">Period</th><th scope="col" class="num">Records</th><th scope="col" class="num">Messages</th><th scope="col">Received</th></tr></thead>
-<tbody>${reportRows(d.name, d.reports)}</tbody></table>
+<tbody>${reportRows(d.reports)}</tbody></table>
 ${d.total > d.reports.length ? html`<p><a href="/reports/list?${new URLSearchParams({ domain: d.name }).toString()}">All ${d.total} reports of ${d.name}</a></p>` : ''}`
 }</section>`,
   )

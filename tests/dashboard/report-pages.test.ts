@@ -309,12 +309,15 @@ describe('aggregate reports', () => {
     const page = await owner.get('/reports/list')
     expect(page.status).toBe(200)
     expect(page.html).toContain('<a href="/reports/list" aria-current="page">Aggregate reports</a>')
-    // Without a choice, the first domain (alphabetical): reports.example before second.example.
-    expect(page.html).toContain(`<option value="${OWNER_DOMAIN}" selected>`)
-    expect(page.html).toContain('2 reports for reports.example')
+    // Without a choice, all the account's domains (second.example has none processed yet).
+    expect(page.html).toContain('<option value="" selected>All domains</option>')
+    expect(page.html).toContain('2 reports for all domains')
     expect(page.html).toContain('big-receiver.example')
     expect(page.html).toContain('small-receiver.example')
     expect(page.html).not.toContain(OTHER_DOMAIN)
+    const one = await owner.get(`/reports/list?domain=${OWNER_DOMAIN}`)
+    expect(one.html).toContain(`<option value="${OWNER_DOMAIN}" selected>`)
+    expect(one.html).toContain('2 reports for reports.example')
     const week = await owner.get(`/reports/list?domain=${OWNER_DOMAIN}&days=7`)
     expect(week.html).toContain('<option value="7" selected>')
     const before = new Date((today - 40 * DAY) * 1000).toISOString().slice(0, 10)
@@ -356,13 +359,14 @@ describe('aggregate reports', () => {
     expect(second.html).toContain('<code>198.51.100.120</code>')
   })
 
-  test('foreign, malformed or domain-less report ids are a 404 page', async () => {
+  test('foreign, malformed or wrong-domain report ids are a 404 page', async () => {
     for (const path of [
       `/reports/${ids.foreign}?domain=${OTHER_DOMAIN}`,
       `/reports/${ids.foreign}?domain=${OWNER_DOMAIN}`,
+      `/reports/${ids.foreign}`,
       `/reports/${ids.big}?domain=${LATE_DOMAIN}`,
-      `/reports/${ids.big}`,
       `/reports/abc?domain=${OWNER_DOMAIN}`,
+      '/reports/abc',
       `/reports/999999999?domain=${OWNER_DOMAIN}`,
     ]) {
       const page = await owner.get(path)
@@ -371,6 +375,7 @@ describe('aggregate reports', () => {
       expect(page.html).not.toContain('7,777')
     }
     expect((await other.get(`/reports/${ids.big}?domain=${OWNER_DOMAIN}`)).status).toBe(404)
+    expect((await other.get(`/reports/${ids.big}`)).status).toBe(404)
   })
 })
 
