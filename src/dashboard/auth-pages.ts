@@ -89,10 +89,11 @@ export function authPages(
       },
       { anonymousCsrf: true },
     )
-    .get('/signup', async ({ request }) => {
-      if (await currentSession(request)) return redirectTo('/domains')
+    .get('/signup', async ({ request, query }) => {
+      const next = typeof query.next === 'string' ? safeNext(query.next) : null
+      if (await currentSession(request)) return redirectTo(next ?? '/domains')
       const csrf = anonymousToken(request)
-      return htmlResponse(signupView({ csrf: csrf.token, providers }), { cookies: csrf.cookies })
+      return htmlResponse(signupView({ csrf: csrf.token, providers, next }), { cookies: csrf.cookies })
     })
     .post(
       '/signup',
@@ -111,14 +112,16 @@ export function authPages(
         if (!result.ok) {
           const errors = result.failure.code === 'validation_failed' ? result.failure.errors : {}
           const csrf = anonymousToken(request)
-          return htmlResponse(signupView({ csrf: csrf.token, email, errors, providers }), {
+          const next = form.get('next') ? safeNext(form.get('next')) : null
+          return htmlResponse(signupView({ csrf: csrf.token, email, errors, providers, next }), {
             status: 400,
             cookies: csrf.cookies,
           })
         }
         const { id, session } = result.value
         s.logger.info('account signed up', { account_id: session.accountId })
-        return redirectTo('/domains', [started(id, session.expiresAt)])
+        // `next` (a local path, e.g. an invitation link) is where the new user goes on.
+        return redirectTo(safeNext(form.get('next')), [started(id, session.expiresAt)])
       },
       { anonymousCsrf: true },
     )

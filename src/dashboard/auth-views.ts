@@ -40,6 +40,8 @@ export function signupView(input: {
   email?: string
   errors?: FieldErrors
   providers?: LoginProvider[]
+  /** A local path to go to once signed up (an invitation link). */
+  next?: string | null
 }): SafeHtml {
   const errors = input.errors ?? {}
   const body = html`<h1>Create your account</h1>
@@ -47,6 +49,7 @@ export function signupView(input: {
 ${errorSummary(errors, LABELS)}
 <form method="post" action="/signup" class="stack panel" novalidate>
 ${csrfField(input.csrf)}
+${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
 ${field({ name: 'email', label: LABELS.email, type: 'email', value: input.email ?? '', autocomplete: 'email', required: true, errors })}
 ${field({
   name: 'password',

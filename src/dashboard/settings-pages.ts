@@ -7,13 +7,16 @@ import { newWebhookSecret } from '../../domain/webhooks/payload.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { checkWebhookUrl } from '../routes/webhook-url.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'
+import { invitationPages } from './invitation-pages.ts'
 import { type FieldErrors, htmlResponse, messagePage, redirectTo } from './layout.ts'
+import { memberPages } from './member-pages.ts'
 import type { DashboardServices } from './services.ts'
-import { accountSettingsView, apiSettingsView } from './settings-views.ts'
+import { apiSettingsView } from './settings-views.ts'
 
 // /settings/api (tokens: create with a name and expiry, value shown once, list, revoke; embed keys;
-// webhooks: URL, secret, test ping, recent deliveries, redeliver) and /settings/account (report
-// address, sessions, log out the others). Contract §5 and §7.
+// webhooks: URL, secret, test ping, recent deliveries, redeliver) and /settings/account (log out
+// the other sessions here; the page itself, members and the switcher in member-pages.ts, the
+// invitation links in invitation-pages.ts). Contract §5 and §7.
 
 const WEBHOOK_NOTICES: Record<string, string> = {
   saved: 'The webhook URL is saved.',
@@ -62,6 +65,8 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
 
   return new Elysia({ name: 'dashboard:settings' })
     .use(sessions)
+    .use(memberPages(s, sessions))
+    .use(invitationPages(s, sessions))
     .get(
       '/settings/api',
       ({ session, query, request }) => {
@@ -90,12 +95,25 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
           return apiPage(session, { form: { name, errors }, status: 400 })
         }
         // Posted here (not redirected): the value exists only in this answer.
-        const created = await createToken(s, {
-          email: session.email,
-          name,
-          expiresInDays: days === '' ? undefined : Number(days),
-          now: s.now(),
-        })
+        // createToken looks the user's account up by email, which finds their oldest one: the
+        // token must belong to the account this session is in (the switcher may have moved it).
+        const inSession = {
+          ...s.accounts,
+          findMembershipByEmail: async () => ({
+            userId: session.userId,
+            accountId: session.accountId,
+            email: session.email,
+          }),
+        }
+        const created = await createToken(
+          { ...s, accounts: inSession },
+          {
+            email: session.email,
+            name,
+            expiresInDays: days === '' ? undefined : Number(days),
+            now: s.now(),
+          },
+        )
         if (!created.ok) {
           const errors = created.failure.code === 'validation_failed' ? created.failure.errors : {}
           return apiPage(session, { form: { name, errors }, status: 400 })
@@ -216,27 +234,6 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
         return redirectTo(`/settings/api?webhook=${outcome}#webhooks`)
       },
       { session: true, csrf: true },
-    )
-    .get(
-      '/settings/account',
-      async ({ session, query, request }) => {
-        noteAccount(request, session)
-        const key = await s.accounts.ingestKeyOf(session.accountId)
-        const others = Number(query.logged_out)
-        return htmlResponse(
-          accountSettingsView({
-            viewer: viewerOf(session),
-            reportAddress: `${key ?? 'unknown'}@${s.config.ingestDomain}`,
-            sessions: await s.sessions.listForUser(session.userId, s.now()),
-            currentIdHash: session.idHash,
-            notice:
-              query.logged_out === undefined || !Number.isInteger(others)
-                ? null
-                : `Logged out ${others} other ${others === 1 ? 'session' : 'sessions'}.`,
-          }),
-        )
-      },
-      { session: true },
     )
     .post(
       '/settings/account/logout-others',

@@ -7,7 +7,7 @@ import { badge, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, field, layout, type Viewer } from './layout.ts'
 
-// Settings → API access (tokens) and Settings → Account (report address, sessions).
+// Settings → API access (tokens) and Settings → Account (report address, members, sessions).
 
 export const TOKEN_EXPIRY_CHOICES = [
   { value: '', label: 'Never' },
@@ -183,6 +183,10 @@ export function accountSettingsView(input: {
   sessions: SessionRecord[]
   currentIdHash: string
   notice?: string | null
+  /** The members and invitations (member-views.ts). */
+  members?: SafeHtml
+  /** The account switcher (member-views.ts). */
+  switcher?: SafeHtml
 }): SafeHtml {
   const { viewer } = input
   const others = input.sessions.filter((session) => session.idHash !== input.currentIdHash).length
@@ -197,11 +201,13 @@ ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` :
 <h2>Login</h2>
 <p>You are logged in as <strong>${viewer.email}</strong>. <a href="/password-reset">Change your password</a> by email.</p>
 </section>
+${input.switcher ?? ''}
 <section class="panel">
 <h2>Report address</h2>
 <p>Send your domains’ DMARC aggregate and failure reports here: add it to the <code>rua</code> (and <code>ruf</code>) tag of each DMARC record, e.g. <code>rua=mailto:${input.reportAddress}</code>.</p>
 <div class="copy-row"><code class="value" id="report-address">${input.reportAddress}</code><button type="button" class="secondary" data-copy="report-address">Copy</button></div>
 </section>
+${input.members ?? ''}
 <section class="panel">
 <h2>Sessions</h2>
 <p>Sessions end after 30 days without use.</p>

@@ -49,6 +49,24 @@ describe('sign-up', () => {
     expect(again.html).toContain('already exists')
   })
 
+  test('sign-up carries a local `next` (an invitation link) through, and ignores any other', async () => {
+    const client = formClient(t)
+    const page = await client.get('/signup?next=%2Finvitations%2Fabc')
+    expect(page.html).toContain('name="next" value="/invitations/abc"')
+    const answer = await client.submit(
+      '/signup?next=%2Finvitations%2Fabc',
+      { email: unique('next'), password: PASSWORD, next: '/invitations/abc' },
+      '/signup',
+    )
+    expect(answer.location).toBe('/invitations/abc')
+    const outside = await formClient(t).submit('/signup', {
+      email: unique('outside'),
+      password: PASSWORD,
+      next: '//evil.example/',
+    })
+    expect(outside.location).toBe('/domains')
+  })
+
   test('pages carry the CSP and protective headers and load nothing external', async () => {
     const page = await formClient(t).get('/signup')
     expect(page.headers.get('content-security-policy')).toBe(CSP)
