@@ -4,7 +4,7 @@ import type { sessionPlugin } from '../../plugins/session.ts'
 import { noteAccount, viewerOf } from './guards.ts'
 import { htmlResponse, messagePage } from './layout.ts'
 import { failureDetailView, failureListView } from './report-failure-views.ts'
-import { domainChoiceOf, idOf, pageOf, periodFilterOf, type Query } from './report-query.ts'
+import { idOf, listedPage, type Query, reportFilterOf } from './report-query.ts'
 import { tlsDetailView } from './report-tls-detail-views.ts'
 import { tlsView } from './report-tls-views.ts'
 import type { DashboardServices } from './services.ts'
@@ -24,33 +24,22 @@ export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<type
       '/reports/failures',
       async ({ session, query, request }) => {
         noteAccount(request, session)
-        const q = query as Query
-        const period = periodFilterOf(q, s.now())
-        const page = pageOf(q)
-        const choice = await domainChoiceOf(s, session.accountId, q, false)
-        if (choice.unknown)
+        const filter = await reportFilterOf(s, session.accountId, query as Query, false)
+        if (filter.choice.unknown)
           return notFound(session, 'Domain not found', 'This domain is not in your account.')
         // The period's days whole, in UTC, against the arrival date (else the time we received it).
+        const { period } = filter.period
         const found = await s.forensicTls.listForensic(
           session.accountId,
           {
-            domainId: choice.domainId ?? undefined,
-            since: `${period.period.from}T00:00:00.000Z`,
-            until: `${period.period.to}T23:59:59.999Z`,
+            domainId: filter.choice.domainId ?? undefined,
+            since: `${period.from}T00:00:00.000Z`,
+            until: `${period.to}T23:59:59.999Z`,
           },
-          { page, perPage: PER_PAGE },
+          { page: filter.page, perPage: PER_PAGE },
         )
         return htmlResponse(
-          failureListView({
-            viewer: viewerOf(session),
-            domains: choice.names,
-            domain: choice.selected,
-            period,
-            reports: found.items,
-            total: found.total,
-            page,
-            lastPage: Math.max(1, Math.ceil(found.total / PER_PAGE)),
-          }),
+          failureListView({ viewer: viewerOf(session), ...listedPage(filter, found, PER_PAGE) }),
         )
       },
       { session: true },
@@ -71,9 +60,8 @@ export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<type
       '/reports/tls',
       async ({ session, query, request }) => {
         noteAccount(request, session)
-        const q = query as Query
-        const period = periodFilterOf(q, s.now())
-        const choice = await domainChoiceOf(s, session.accountId, q, true)
+        // One domain at a time: without a choice, the first.
+        const { period, choice } = await reportFilterOf(s, session.accountId, query as Query, true)
         if (choice.unknown)
           return notFound(session, 'Domain not found', 'This domain is not in your account.')
         const summary =

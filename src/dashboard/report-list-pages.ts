@@ -5,7 +5,7 @@ import { noteAccount, viewerOf } from './guards.ts'
 import { htmlResponse, messagePage } from './layout.ts'
 import { reportDetailView } from './report-detail-views.ts'
 import { reportListView } from './report-list-views.ts'
-import { domainChoiceOf, idOf, pageOf, periodFilterOf, type Query } from './report-query.ts'
+import { askedDomainOf, idOf, listedPage, pageOf, type Query, reportFilterOf } from './report-query.ts'
 import type { DashboardServices } from './services.ts'
 
 // /reports/list and /reports/{id}: aggregate reports through the reader behind
@@ -30,27 +30,17 @@ export function reportListPages(s: DashboardServices, sessions: ReturnType<typeo
       '/reports/list',
       async ({ session, query, request }) => {
         noteAccount(request, session)
-        const q = query as Query
-        const period = periodFilterOf(q, s.now())
-        const page = pageOf(q)
-        const choice = await domainChoiceOf(s, session.accountId, q, false)
-        if (choice.unknown) return notFound(session, 'Domain')
+        const filter = await reportFilterOf(s, session.accountId, query as Query, false)
+        if (filter.choice.unknown) return notFound(session, 'Domain')
         // No domain chosen: all of the account's domains.
-        const found = await s.reports.listReports(session.accountId, choice.domainId, period.period, {
-          page,
-          perPage: PER_PAGE,
-        })
+        const found = await s.reports.listReports(
+          session.accountId,
+          filter.choice.domainId,
+          filter.period.period,
+          { page: filter.page, perPage: PER_PAGE },
+        )
         return htmlResponse(
-          reportListView({
-            viewer: viewerOf(session),
-            domains: choice.names,
-            domain: choice.selected,
-            period,
-            reports: found.items,
-            total: found.total,
-            page,
-            lastPage: Math.max(1, Math.ceil(found.total / PER_PAGE)),
-          }),
+          reportListView({ viewer: viewerOf(session), ...listedPage(filter, found, PER_PAGE) }),
         )
       },
       { session: true },
@@ -63,7 +53,7 @@ export function reportListPages(s: DashboardServices, sessions: ReturnType<typeo
         const id = idOf(params.id)
         if (id === null) return notFound(session, 'Report')
         // ?domain= is optional (older links carry it); when present, the report must be that domain's.
-        const name = (q.domain ?? '').trim().toLowerCase().slice(0, 253)
+        const name = askedDomainOf(q)
         const domainId = name === '' ? null : await s.reports.domainId(session.accountId, name)
         if (name !== '' && domainId === null) return notFound(session, 'Report')
         const page = pageOf(q)

@@ -4,7 +4,8 @@ import { DAY_CHOICES, type PeriodFilter } from './report-frame-views.ts'
 import type { DashboardServices } from './services.ts'
 
 // Reading the report pages' query strings: page number, period (the API's rules: `days`, or
-// `from`/`to` over at most 90 days) and the domain filter, always resolved within the account.
+// `from`/`to` over at most 90 days) and the domain filter, always resolved within the account;
+// and what a filtered list hands its view.
 
 export type Query = Record<string, string | undefined>
 
@@ -43,6 +44,11 @@ export function periodFilterOf(q: Query, now: Date): PeriodFilter {
   return { period: fallback.value, days: 30, error: message }
 }
 
+/** The domain name in `?domain=`, normalised; '' when none was asked for. */
+export function askedDomainOf(q: Query): string {
+  return (q.domain ?? '').trim().toLowerCase().slice(0, 253)
+}
+
 export interface DomainChoice {
   /** The account's domain names for the select. */
   names: string[]
@@ -65,9 +71,43 @@ export async function domainChoiceOf(
 ): Promise<DomainChoice> {
   const listed = await listDomains(s, accountId, {}, { page: 1, perPage: DOMAINS_LISTED })
   const names = listed.items.map((d) => d.name)
-  const asked = (q.domain ?? '').trim().toLowerCase().slice(0, 253)
+  const asked = askedDomainOf(q)
   const selected = asked !== '' ? asked : required ? (names[0] ?? null) : null
   if (selected === null) return { names, selected, domainId: null, unknown: false }
   const domainId = await s.reports.domainId(accountId, selected)
   return { names, selected, domainId, unknown: domainId === null }
+}
+
+/** What a report page filters by: the period, the page and the domain. */
+export interface ReportFilter {
+  period: PeriodFilter
+  page: number
+  choice: DomainChoice
+}
+
+/** The filter of a report page from its query string (see domainChoiceOf for `required`). */
+export async function reportFilterOf(
+  s: Pick<DashboardServices, 'domains' | 'reports' | 'now'>,
+  accountId: string,
+  q: Query,
+  required: boolean,
+): Promise<ReportFilter> {
+  return {
+    period: periodFilterOf(q, s.now()),
+    page: pageOf(q),
+    choice: await domainChoiceOf(s, accountId, q, required),
+  }
+}
+
+/** A filtered list's view input: the filter as chosen, the page's rows and the number of pages. */
+export function listedPage<T>(filter: ReportFilter, found: { items: T[]; total: number }, perPage: number) {
+  return {
+    domains: filter.choice.names,
+    domain: filter.choice.selected,
+    period: filter.period,
+    reports: found.items,
+    total: found.total,
+    page: filter.page,
+    lastPage: Math.max(1, Math.ceil(found.total / perPage)),
+  }
 }

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
-import type { Server } from 'bun'
 import { sql } from 'drizzle-orm'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { registerWebhookJobs, type WebhookWorkers } from '../../src/jobs/webhooks.ts'
-import { ARTIFACTS, launchBrowser } from '../support/browser.ts'
+import type { BrowserSession, ServedApp } from '../support/browser.ts'
+import { ARTIFACTS, browserSession, checkAccessible, servedApp, signUp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
+import type { TestApp } from '../support/test-app.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts'
 
 // In Debian's Chromium: an alert opened for the account (through the alert store, as the alert jobs
@@ -22,24 +21,17 @@ const email = `hooks-browser-${Math.random().toString(36).slice(2, 8)}@example.c
 const ALERT_TITLE = 'Report intake quarantine is growing'
 
 let dns: DnsTestServer
+let served: ServedApp
 let t: TestApp
-let service: Server<unknown>
 let base: string
-let browser: Browser
-let context: BrowserContext
+let chromium: BrowserSession
 let workers: WebhookWorkers
 const receivers: WebhookReceiver[] = []
-const problems: string[] = []
 
 beforeAll(async () => {
   dns = await startDnsServer({})
-  // The port comes first: PUBLIC_URL (the origin the CSRF check expects) must name it.
-  let app: TestApp | undefined
-  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app!.app.handle(request) })
-  base = `http://127.0.0.1:${service.port}`
-  t = await startTestApp(
+  served = await servedApp(
     {
-      PUBLIC_URL: base,
       DNS_SERVERS: `127.0.0.1:${dns.port}`,
       DNS_TIMEOUT_MS: '300',
       // The receiver listens on loopback, which the webhook URL check refuses otherwise.
@@ -47,7 +39,8 @@ beforeAll(async () => {
     },
     { queue: true },
   )
-  app = t
+  t = served.t
+  base = served.base
   const { runtime, config } = t
   workers = await registerWebhookJobs(runtime.boss!, {
     database: runtime.database,
@@ -58,45 +51,22 @@ beforeAll(async () => {
     allowPrivate: config.webhookAllowPrivate,
     perHour: config.rateLimits.webhooksPerHour,
   })
-  browser = await launchBrowser()
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  mkdirSync(ARTIFACTS, { recursive: true })
+  chromium = await browserSession({ viewport: { width: 1280, height: 800 } })
 }, 60_000)
 afterAll(async () => {
-  await browser?.close()
+  await chromium?.close()
   await workers?.stopRelay()
-  service?.stop(true)
-  await t?.close()
+  await served?.close()
   for (const receiver of receivers) await receiver.stop()
   await dns?.stop()
 }, 30_000)
 
-/** A tab that records failed requests, requests off the service, script errors and CSP violations. */
+/** A tab that records problems (recordProblems) and says yes when a form asks for confirmation. */
 async function tab(): Promise<Page> {
-  const page = await context.newPage()
-  page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`))
-  page.on('request', (request) => {
-    if (!request.url().startsWith(base)) problems.push(`external: ${request.url()}`)
-  })
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`)
-  })
-  page.on('pageerror', (error) => problems.push(`script: ${error.message}`))
+  const page = await chromium.tab([base])
   // The resolve and rotate forms ask for confirmation (data-confirm): the user says yes.
   page.on('dialog', (dialog) => void dialog.accept())
   return page
-}
-
-/** Every visible form control has a label, the page one h1, and the script ran. */
-async function checkAccessible(page: Page) {
-  const report = await page.evaluate(() => ({
-    unlabelled: [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML),
-    h1: document.querySelectorAll('h1').length,
-    script: document.documentElement.classList.contains('js'),
-  }))
-  expect(report).toEqual({ unlabelled: [], h1: 1, script: true })
 }
 
 async function accountOf(address: string): Promise<string> {
@@ -110,11 +80,7 @@ async function accountOf(address: string): Promise<string> {
 
 test('sign up, find the open alert, resolve it', async () => {
   const page = await tab()
-  await page.goto(`${base}/signup`)
-  await page.getByLabel('Email address').fill(email)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign up' }).click()
-  await page.waitForURL(`${base}/domains`)
+  await signUp(page, base, email, PASSWORD)
 
   const accountId = await accountOf(email)
   const alerts = pgAlertStore(t.db.database.db)
@@ -162,7 +128,7 @@ test('sign up, find the open alert, resolve it', async () => {
   await page.getByRole('link', { name: 'Alerts', exact: true }).click()
   expect(await page.locator('main').textContent()).toContain('No alerts match.')
   await page.close()
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 90_000)
 
 test('set a webhook URL, reveal and rotate the secret, send a test ping and see it delivered', async () => {
@@ -228,5 +194,5 @@ test('set a webhook URL, reveal and rotate the secret, send a test ping and see 
   expect(pings[0]).toMatchObject({ method: 'POST', path: '/hooks', verified: true, answer: 200 })
   expect(first.arrivals).toEqual([])
   await page.close()
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 90_000)

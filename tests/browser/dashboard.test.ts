@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
 import type { Server } from 'bun'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { ARTIFACTS, launchBrowser } from '../support/browser.ts'
+import type { Page } from 'playwright-core'
+import type { BrowserSession, ServedApp } from '../support/browser.ts'
+import { ARTIFACTS, browserSession, checkAccessible, servedApp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
+import type { TestApp } from '../support/test-app.ts'
 
 // The dashboard in Debian's Chromium: sign up, add a domain and read its status, create a token and
 // use it against the API, log out and in; a form posted from another origin is refused; a session
@@ -14,73 +14,38 @@ const PASSWORD = 'correct horse battery staple'
 const email = `browser-${Math.random().toString(36).slice(2, 8)}@example.com`
 
 let dns: DnsTestServer
+let served: ServedApp
 let t: TestApp
-let service: Server<unknown>
 let attacker: Server<unknown>
 let base: string
-let browser: Browser
-let context: BrowserContext
+let chromium: BrowserSession
 let attackForm = ''
-const problems: string[] = []
 
 beforeAll(async () => {
   dns = await startDnsServer({
     'scanme.example': [{ type: 'TXT', data: 'v=spf1 +all' }],
     '_dmarc.scanme.example': [{ type: 'TXT', data: 'v=DMARC1; p=none' }],
   })
-  // The port comes first: PUBLIC_URL (the origin the CSRF check expects) must name it.
-  let app: TestApp | undefined
-  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app!.app.handle(request) })
-  base = `http://127.0.0.1:${service.port}`
-  t = await startTestApp({ PUBLIC_URL: base, DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' })
-  app = t
+  served = await servedApp({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' })
+  t = served.t
+  base = served.base
   // Another origin (same site: another port of 127.0.0.1, so the Lax cookie does go along).
   attacker = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     fetch: () => new Response(attackForm, { headers: { 'content-type': 'text/html' } }),
   })
-  browser = await launchBrowser()
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  mkdirSync(ARTIFACTS, { recursive: true })
+  chromium = await browserSession({ viewport: { width: 1280, height: 800 } })
 }, 60_000)
 afterAll(async () => {
-  await browser?.close()
-  service?.stop(true)
+  await chromium?.close()
+  await served?.close()
   attacker?.stop(true)
-  await t?.close()
   await dns?.stop()
 })
 
-/** A tab that records failed requests, requests off the service and console errors (CSP violations). */
-async function tab(): Promise<Page> {
-  const page = await context.newPage()
-  page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`))
-  page.on('request', (request) => {
-    if (!request.url().startsWith(base) && !request.url().startsWith(`http://127.0.0.1:${attacker.port}`))
-      problems.push(`external: ${request.url()}`)
-  })
-  // CSP violations and script errors; the 4xx answers the tests ask for are logged too and left out.
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text()))
-      problems.push(`console: ${message.text()}`)
-  })
-  page.on('pageerror', (error) => problems.push(`script: ${error.message}`))
-  return page
-}
-
-/** Every visible form control has a label, the page one h1, the html a lang. */
-async function checkAccessible(page: Page) {
-  const report = await page.evaluate(() => ({
-    unlabelled: [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML),
-    h1: document.querySelectorAll('h1').length,
-    lang: document.documentElement.lang,
-    script: document.documentElement.classList.contains('js'),
-  }))
-  expect(report).toEqual({ unlabelled: [], h1: 1, lang: 'en', script: true })
-}
+/** A tab that may reach the service and the attacker's origin, and nothing else (recordProblems). */
+const tab = () => chromium.tab([base, `http://127.0.0.1:${attacker.port}`])
 
 async function layoutShift(page: Page): Promise<number> {
   return page.evaluate(
@@ -133,9 +98,15 @@ test('sign up, add a domain, read its status, create and use a token, log out an
   await page.getByRole('button', { name: 'Create token' }).click()
   const token = (await page.locator('#token-value').textContent())!.trim()
   expect(token).toMatch(/^dw_[a-z2-7]{32}$/)
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+  await chromium.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
   const copy = page.locator('button[data-copy="token-value"]')
   await copy.click()
+  // app.js changes the label once the clipboard write settles (asynchronously): wait for it.
+  await page.waitForFunction(() =>
+    /^(Copied|Press Ctrl\+C)$/.test(
+      document.querySelector('button[data-copy="token-value"]')?.textContent ?? '',
+    ),
+  )
   expect(['Copied', 'Press Ctrl+C']).toContain((await copy.textContent())!)
   await checkAccessible(page)
   await page.screenshot({ path: `${ARTIFACTS}dashboard-settings-api.png`, fullPage: true })
@@ -163,7 +134,7 @@ test('sign up, add a domain, read its status, create and use a token, log out an
   await page.getByRole('button', { name: 'Log in' }).click()
   await page.waitForURL(`${base}/domains/scanme.example`)
   await page.close()
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 90_000)
 
 test('a form posted to the dashboard from another origin is refused', async () => {
@@ -199,13 +170,13 @@ test('a session left alone for 30 days goes back to login, then to the page aske
   try {
     await page.goto(`${base}/settings/api`)
     expect(page.url()).toBe(`${base}/login?next=%2Fsettings%2Fapi`)
-    const cookies = await context.cookies(base)
+    const cookies = await chromium.context.cookies(base)
     expect(cookies.find((c) => c.name === 'dw_session')).toBeUndefined()
     await page.getByLabel('Email address').fill(email)
     await page.getByLabel('Password').fill(PASSWORD)
     await page.getByRole('button', { name: 'Log in' }).click()
     await page.waitForURL(`${base}/settings/api`)
-    const session = (await context.cookies(base)).find((c) => c.name === 'dw_session')!
+    const session = (await chromium.context.cookies(base)).find((c) => c.name === 'dw_session')!
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: false, path: '/' })
   } finally {
     t.clock.now = new Date()

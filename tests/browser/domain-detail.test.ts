@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
-import type { Server } from 'bun'
 import { sql } from 'drizzle-orm'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { rowsOf } from '../../infrastructure/db/database.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { attachment, multipart } from '../infrastructure/mail/mime-builder.ts'
-import { ARTIFACTS, launchBrowser } from '../support/browser.ts'
+import type { BrowserSession, ServedApp } from '../support/browser.ts'
+import { ARTIFACTS, browserSession, checkAccessible, servedApp, signUp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
+import { ingestMessage } from '../support/report-world.ts'
+import type { TestApp } from '../support/test-app.ts'
 
 // A domain's pages in Debian's Chromium, with real reports: signed up and added through the forms,
 // two aggregate reports through the HTTP intake and the worker, reverse DNS from the enrichment
@@ -22,12 +20,10 @@ const DOMAIN = 'shop.example'
 const email = `browser-domain-${Math.random().toString(36).slice(2, 8)}@example.com`
 
 let dns: DnsTestServer
+let served: ServedApp
 let t: TestApp
-let service: Server<unknown>
 let base: string
-let browser: Browser
-let context: BrowserContext
-const problems: string[] = []
+let chromium: BrowserSession
 
 beforeAll(async () => {
   dns = await startDnsServer({
@@ -38,53 +34,17 @@ beforeAll(async () => {
     '1.0.125.74.in-addr.arpa': [{ type: 'PTR', data: 'mail-1.google.com' }],
     '20.10.72.149.in-addr.arpa': [{ type: 'PTR', data: 'o1.ptr4242.sendgrid.net' }],
   })
-  // The port comes first: PUBLIC_URL (the origin the CSRF check expects) must name it.
-  let app: TestApp | undefined
-  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app!.app.handle(request) })
-  base = `http://127.0.0.1:${service.port}`
-  t = await startTestApp(
-    { PUBLIC_URL: base, DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '500' },
-    { queue: true },
-  )
-  app = t
+  served = await servedApp({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '500' }, { queue: true })
+  t = served.t
+  base = served.base
   await startWorkers(t.runtime.boss!, t.runtime)
-  browser = await launchBrowser()
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  mkdirSync(ARTIFACTS, { recursive: true })
+  chromium = await browserSession({ viewport: { width: 1280, height: 800 } })
 }, 60_000)
 afterAll(async () => {
-  await browser?.close()
-  service?.stop(true)
-  await t?.close()
+  await chromium?.close()
+  await served?.close()
   await dns?.stop()
 })
-
-/** A tab that records failed requests, requests off the service and console errors (CSP violations). */
-async function tab(): Promise<Page> {
-  const page = await context.newPage()
-  page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`))
-  page.on('request', (request) => {
-    if (!request.url().startsWith(base)) problems.push(`external: ${request.url()}`)
-  })
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`)
-  })
-  page.on('pageerror', (error) => problems.push(`script: ${error.message}`))
-  return page
-}
-
-/** Every visible form control has a label, the page one h1, the html a lang; the script ran. */
-async function checkAccessible(page: Page) {
-  const report = await page.evaluate(() => ({
-    unlabelled: [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML),
-    h1: document.querySelectorAll('h1').length,
-    lang: document.documentElement.lang,
-    script: document.documentElement.classList.contains('js'),
-  }))
-  expect(report).toEqual({ unlabelled: [], h1: 1, lang: 'en', script: true })
-}
 
 interface Row {
   ip: string
@@ -115,34 +75,13 @@ async function ingest(token: string, xml: string, name: string) {
   const raw = multipart([
     attachment('application/gzip', `${name}.xml.gz`, Bun.gzipSync(new TextEncoder().encode(xml))),
   ])
-  const response = await t.app.handle(
-    new Request(`${base}/api/v1/ingest/messages`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'message/rfc822' },
-      body: raw,
-    }),
-  )
-  expect(response.status).toBe(202)
-  const id = ((await response.json()) as { data: { id: string } }).data.id
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const [row] = rowsOf<{ status: string }>(
-      await t.db.database.db.execute(sql`select status from ingest_messages where id = ${id}`),
-    )
-    if (row?.status === 'processed') return
-    if (row?.status === 'quarantined') throw new Error(`report ${name} quarantined`)
-    await Bun.sleep(50)
-  }
-  throw new Error(`report ${name} not processed in time`)
+  const { status } = await ingestMessage(t, token, raw)
+  if (status !== 'processed') throw new Error(`report ${name} ${status}`)
 }
 
 test('a domain with reports: the chart and the sources, then SPF management by clicking', async () => {
-  const page = await tab()
-  await page.goto(`${base}/signup`)
-  await page.getByLabel('Email address').fill(email)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign up' }).click()
-  await page.waitForURL(`${base}/domains`)
+  const page = await chromium.tab([base])
+  await signUp(page, base, email, PASSWORD)
   await page.getByLabel('Domain', { exact: true }).fill(DOMAIN)
   await page.getByRole('button', { name: 'Add domain' }).click()
   await page.waitForURL(`${base}/domains/${DOMAIN}?added=1`)
@@ -217,5 +156,5 @@ test('a domain with reports: the chart and the sources, then SPF management by c
   ])
   expect(await page.locator('main').textContent()).toContain(data.publish.record)
   await page.close()
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 120_000)

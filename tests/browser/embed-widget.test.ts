@@ -1,20 +1,17 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
 import type { Server } from 'bun'
-import type { Browser } from 'playwright-core'
-import { ARTIFACTS, launchBrowser } from '../support/browser.ts'
+import type { BrowserSession, ServedApp } from '../support/browser.ts'
+import { ARTIFACTS, browserSession, servedApp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
 
 // The scanner widget in a real browser: a host page on one origin embeds the script served by the
 // service on another; the key allows the first origin only.
 
 let dns: DnsTestServer
-let t: TestApp
-let service: Server<unknown>
+let served: ServedApp
 let hostPage: Server<unknown>
 let otherPage: Server<unknown>
-let browser: Browser
+let chromium: BrowserSession
 
 const page = (serviceUrl: string, key: string) => `<!doctype html>
 <html><head><meta charset="utf-8"><title>Host</title></head>
@@ -29,9 +26,8 @@ beforeAll(async () => {
     'scanme.example': [{ type: 'TXT', data: 'v=spf1 +all' }],
     '_dmarc.scanme.example': [{ type: 'TXT', data: 'v=DMARC1; p=none' }],
   })
-  t = await startTestApp({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' })
-  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => t.app.handle(request) })
-  const serviceUrl = `http://127.0.0.1:${service.port}`
+  served = await servedApp({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' })
+  const serviceUrl = served.base
   const serve = (html: () => string) =>
     Bun.serve({
       port: 0,
@@ -41,29 +37,27 @@ beforeAll(async () => {
   let key = ''
   hostPage = serve(() => page(serviceUrl, key))
   otherPage = serve(() => page(serviceUrl, key))
-  const owner = await t.account()
-  const created = await t.request('POST', '/api/v1/embed-keys', {
+  const owner = await served.t.account()
+  const created = await served.t.request('POST', '/api/v1/embed-keys', {
     token: owner.token,
     body: { name: 'Host', allowed_origins: [`http://127.0.0.1:${hostPage.port}`] },
   })
   key = created.body.data.key
-  browser = await launchBrowser()
-  mkdirSync(ARTIFACTS, { recursive: true })
+  chromium = await browserSession()
 }, 60_000)
 afterAll(async () => {
-  await browser?.close()
-  service?.stop(true)
+  await chromium?.close()
   hostPage?.stop(true)
   otherPage?.stop(true)
-  await t?.close()
+  await served?.close()
   await dns?.stop()
 })
 
 test('the widget renders a scanner, scans a domain and shows the grade and findings', async () => {
-  const tab = await browser.newPage()
-  const failed: string[] = []
-  tab.on('requestfailed', (request) => failed.push(request.url()))
-  await tab.goto(`http://127.0.0.1:${hostPage.port}/`)
+  // A visitor of the host page: only the host page and the service are reached.
+  const host = `http://127.0.0.1:${hostPage.port}`
+  const tab = await chromium.tab([host, served.base])
+  await tab.goto(`${host}/`)
   const input = tab.locator('[data-dmarcwatch-scanner] input[name=domain]')
   await input.fill('scanme.example')
   await tab.locator('[data-dmarcwatch-scanner] button').click()
@@ -77,12 +71,12 @@ test('the widget renders a scanner, scans a domain and shows the grade and findi
   const font = await input.evaluate((el) => getComputedStyle(el).fontFamily)
   expect(font).toContain('Georgia')
   await tab.screenshot({ path: `${ARTIFACTS}embed-widget.png`, fullPage: true })
-  expect(failed).toEqual([])
+  expect(chromium.problems).toEqual([])
   await tab.close()
 }, 60_000)
 
 test('on an origin the key does not allow, the widget shows an error and gets no data', async () => {
-  const tab = await browser.newPage()
+  const tab = await chromium.browser.newPage()
   await tab.goto(`http://127.0.0.1:${otherPage.port}/`)
   await tab.locator('[data-dmarcwatch-scanner] input[name=domain]').fill('scanme.example')
   await tab.locator('[data-dmarcwatch-scanner] button').click()

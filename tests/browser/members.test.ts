@@ -1,51 +1,34 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
-import type { Server } from 'bun'
-import type { Browser, Page } from 'playwright-core'
 import { formClient, PASSWORD } from '../dashboard/client.ts'
 import { type SmtpSink, startSmtpSink } from '../dashboard/smtp-sink.ts'
-import { ARTIFACTS, launchBrowser, recordProblems } from '../support/browser.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
+import type { BrowserSession, ServedApp } from '../support/browser.ts'
+import { ARTIFACTS, browserSession, checkAccessible, servedApp } from '../support/browser.ts'
+import type { TestApp } from '../support/test-app.ts'
 
 // Members in Debian's Chromium: an owner invites by email on Settings → Account, the invited user
 // opens the mailed link logged out, logs in, comes back to the invitation, joins, and switches
 // between their accounts.
 
-let t: TestApp
 let smtp: SmtpSink
-let service: Server<unknown>
+let served: ServedApp
+let t: TestApp
 let base: string
-let browser: Browser
-const problems: string[] = []
+let chromium: BrowserSession
 
 beforeAll(async () => {
-  let app: TestApp | undefined
-  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app!.app.handle(request) })
-  base = `http://127.0.0.1:${service.port}`
   smtp = await startSmtpSink()
-  t = await startTestApp({ PUBLIC_URL: base, MAIL_SMTP_URL: smtp.url })
-  app = t
-  browser = await launchBrowser()
-  mkdirSync(ARTIFACTS, { recursive: true })
+  served = await servedApp({ MAIL_SMTP_URL: smtp.url })
+  t = served.t
+  base = served.base
+  chromium = await browserSession()
 }, 60_000)
 afterAll(async () => {
-  await browser?.close()
-  service?.stop(true)
-  await t?.close()
+  await chromium?.close()
+  await served?.close()
   await smtp?.stop()
 })
 
 const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`
-
-async function labelled(page: Page) {
-  const unlabelled = await page.evaluate(() =>
-    [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML),
-  )
-  expect(unlabelled).toEqual([])
-  expect(await page.locator('h1').count()).toBe(1)
-}
 
 test('invite by email, open the link logged out, log in, join, switch accounts', async () => {
   const ann = unique('ann')
@@ -53,7 +36,7 @@ test('invite by email, open the link logged out, log in, join, switch accounts',
   expect((await formClient(t).signUp(ann)).status).toBe(303)
   expect((await formClient(t).signUp(bob)).status).toBe(303)
 
-  const owner = recordProblems(await (await browser.newContext()).newPage(), [base], problems)
+  const owner = await chromium.tab([base])
   await owner.goto(`${base}/login`)
   await owner.getByLabel('Email address').fill(ann)
   await owner.getByLabel('Password').fill(PASSWORD)
@@ -66,11 +49,12 @@ test('invite by email, open the link logged out, log in, join, switch accounts',
   await owner.waitForURL(`${base}/settings/account?invited=1#invitations`)
   expect(await owner.getByRole('status').textContent()).toContain('Invitation sent')
   expect(await owner.getByRole('button', { name: `Revoke the invitation of ${bob}` }).count()).toBe(1)
-  await labelled(owner)
+  await checkAccessible(owner)
   await owner.screenshot({ path: `${ARTIFACTS}dashboard-members-owner.png`, fullPage: true })
 
   const link = /(http:\/\/\S+\/invitations\/[A-Za-z0-9_-]{43})/.exec((await smtp.next(bob)).text)![1]!
-  const invited = recordProblems(await (await browser.newContext()).newPage(), [base], problems)
+  // Another user: a context of their own, with their own cookies.
+  const invited = await chromium.tab([base], await chromium.browser.newContext())
   await invited.goto(link)
   expect(await invited.getByRole('heading', { level: 1 }).textContent()).toBe(`Join the account of ${ann}`)
   await invited.getByRole('link', { name: 'Log in' }).click()
@@ -84,7 +68,7 @@ test('invite by email, open the link logged out, log in, join, switch accounts',
   expect(await invited.getByRole('status').textContent()).toContain('You joined this account.')
   expect(await invited.getByRole('row', { name: new RegExp(`${bob} \\(you\\)`) }).count()).toBe(1)
   expect(await invited.getByRole('button', { name: 'Send invitation' }).count()).toBe(0)
-  await labelled(invited)
+  await checkAccessible(invited)
 
   await invited.getByLabel('Account', { exact: true }).selectOption({ label: `${bob} (owner)` })
   await invited.getByRole('button', { name: 'Switch account' }).click()
@@ -97,5 +81,5 @@ test('invite by email, open the link logged out, log in, join, switch accounts',
   await owner.reload()
   expect(await owner.getByRole('button', { name: `Remove ${bob}` }).count()).toBe(1)
   await owner.screenshot({ path: `${ARTIFACTS}dashboard-members-team.png`, fullPage: true })
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 90_000)

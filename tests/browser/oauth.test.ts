@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
-import type { Server } from 'bun'
-import type { Browser } from 'playwright-core'
-import { ARTIFACTS, launchBrowser } from '../support/browser.ts'
+import type { BrowserSession, ServedApp } from '../support/browser.ts'
+import { ARTIFACTS, browserSession, servedApp } from '../support/browser.ts'
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
 
 // "Continue with …" in Debian's Chromium: the dashboard on a real port sends the browser to a real
 // OpenID provider (oidc-provider, its development login and consent pages), which sends it back
@@ -12,39 +9,35 @@ import { startTestApp, type TestApp } from '../support/test-app.ts'
 // request is stopped here.
 
 let idp: TestOidcProvider
-let t: TestApp
-let service: Server<unknown>
+let served: ServedApp
 let base: string
-let browser: Browser
+let chromium: BrowserSession
 const SECRET = 'browser test client secret'
 
 beforeAll(async () => {
-  let app: TestApp | undefined
-  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app!.app.handle(request) })
-  base = `http://127.0.0.1:${service.port}`
-  idp = await startOidcProvider([
-    { clientId: 'dw-browser', clientSecret: SECRET, redirectUri: `${base}/login/oauth/oidc/callback` },
-  ])
-  t = await startTestApp({
-    PUBLIC_URL: base,
-    OAUTH_OIDC_ISSUER: idp.issuer,
-    OAUTH_OIDC_CLIENT_ID: 'dw-browser',
-    OAUTH_OIDC_CLIENT_SECRET: SECRET,
-    OAUTH_OIDC_NAME: 'Example SSO',
+  // The provider is told the callback on the app's port, so it starts once that port is known.
+  served = await servedApp(async (origin) => {
+    idp = await startOidcProvider([
+      { clientId: 'dw-browser', clientSecret: SECRET, redirectUri: `${origin}/login/oauth/oidc/callback` },
+    ])
+    return {
+      OAUTH_OIDC_ISSUER: idp.issuer,
+      OAUTH_OIDC_CLIENT_ID: 'dw-browser',
+      OAUTH_OIDC_CLIENT_SECRET: SECRET,
+      OAUTH_OIDC_NAME: 'Example SSO',
+    }
   })
-  app = t
-  browser = await launchBrowser()
-  mkdirSync(ARTIFACTS, { recursive: true })
+  base = served.base
+  chromium = await browserSession()
 }, 60_000)
 afterAll(async () => {
-  await browser?.close()
-  service?.stop(true)
-  await t?.close()
+  await chromium?.close()
+  await served?.close()
   await idp?.close()
 })
 
 test('Continue with Example SSO: log in and consent at the provider, back on /domains, logged in', async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } })
   const outside: string[] = []
   await context.route('**/*', (route) => {
     const url = new URL(route.request().url())
@@ -80,7 +73,7 @@ test('Continue with Example SSO: log in and consent at the provider, back on /do
 }, 60_000)
 
 test('cancelling at the provider comes back to the login page with a message', async () => {
-  const context = await browser.newContext()
+  const context = await chromium.browser.newContext()
   await context.route('**/*', (route) =>
     new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort(),
   )

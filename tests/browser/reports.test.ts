@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
-import type { Server } from 'bun'
 import { sql } from 'drizzle-orm'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { rowsOf } from '../../infrastructure/db/database.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { attachment, multipart } from '../infrastructure/mail/mime-builder.ts'
-import { ARTIFACTS, launchBrowser, recordProblems } from '../support/browser.ts'
+import type { BrowserSession, ServedApp } from '../support/browser.ts'
+import { ARTIFACTS, browserSession, servedApp, signUp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
+import { DAY, ingestMessage, settledMessage, tlsReport } from '../support/report-world.ts'
+import type { TestApp } from '../support/test-app.ts'
 
 // The report pages in Debian's Chromium: sign up, add a domain, ingest an aggregate report for it
 // through the HTTP intake the API offers (the same path mail takes), and see it in the overview's
@@ -21,15 +19,12 @@ const suffix = Math.random().toString(36).slice(2, 8)
 const email = `browser-reports-${suffix}@example.com`
 const DOMAIN = 'chart.example'
 const LATE = 'late.example'
-const DAY = 86_400
 
 let dns: DnsTestServer
+let served: ServedApp
 let t: TestApp
-let service: Server<unknown>
 let base: string
-let browser: Browser
-let context: BrowserContext
-const problems: string[] = []
+let chromium: BrowserSession
 
 function reportMail(domain: string, org: string, begin: number, rows: [ip: string, count: number][]): string {
   const records = rows.map(
@@ -50,29 +45,9 @@ ${records.join('\n')}
   ])
 }
 
-/** POST /api/v1/ingest/messages over real HTTP, then wait for the worker to settle the message. */
-async function ingest(token: string, raw: string): Promise<{ id: string; status: string }> {
-  const response = await fetch(`${base}/api/v1/ingest/messages`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'message/rfc822' },
-    body: raw,
-  })
-  expect(response.status).toBe(202)
-  const id = ((await response.json()) as { data: { id: string } }).data.id
-  return { id, status: await settled(id) }
-}
-
-async function settled(id: string): Promise<string> {
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const [row] = rowsOf<{ status: string }>(
-      await t.db.database.db.execute(sql`select status from ingest_messages where id = ${id}`),
-    )
-    if (row && row.status !== 'pending') return row.status
-    await Bun.sleep(50)
-  }
-  throw new Error(`message ${id} was not processed in time`)
-}
+/** POST /api/v1/ingest/messages over real HTTP; resolves once the worker has settled the message. */
+const ingest = (token: string, raw: string) => ingestMessage(t, token, raw, base)
+const settled = async (id: string) => (await settledMessage(t, id)).status
 
 async function verify(name: string) {
   await t.db.database.db.execute(sql`update domains set verified_at = now() where name = ${name}`)
@@ -87,37 +62,22 @@ beforeAll(async () => {
       ]),
     ),
   )
-  // The port comes first: PUBLIC_URL (the origin the CSRF check expects) must name it.
-  let app: TestApp | undefined
-  service = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app!.app.handle(request) })
-  base = `http://127.0.0.1:${service.port}`
-  t = await startTestApp(
-    { PUBLIC_URL: base, DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' },
-    { queue: true },
-  )
-  app = t
+  served = await servedApp({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' }, { queue: true })
+  t = served.t
+  base = served.base
   await startWorkers(t.runtime.boss!, t.runtime)
-  browser = await launchBrowser()
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  mkdirSync(ARTIFACTS, { recursive: true })
+  chromium = await browserSession({ viewport: { width: 1280, height: 900 } })
 }, 60_000)
 
 afterAll(async () => {
-  await browser?.close()
-  service?.stop(true)
-  await t?.close()
+  await chromium?.close()
+  await served?.close()
   await dns?.stop()
 })
 
-const tab = async (): Promise<Page> => recordProblems(await context.newPage(), [base], problems)
-
 test('an ingested report shows in the uPlot chart, then in its detail page', async () => {
-  const page = await tab()
-  await page.goto(`${base}/signup`)
-  await page.getByLabel('Email address').fill(email)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign up' }).click()
-  await page.waitForURL(`${base}/domains`)
+  const page = await chromium.tab([base])
+  await signUp(page, base, email, PASSWORD)
   for (const name of [DOMAIN, LATE]) {
     await page.goto(`${base}/domains`)
     await page.getByLabel('Domain').fill(name)
@@ -180,11 +140,11 @@ test('an ingested report shows in the uPlot chart, then in its detail page', asy
   expect(await page.locator('main').textContent()).toContain('1 report for all domains')
   await page.screenshot({ path: `${ARTIFACTS}reports-list.png`, fullPage: true })
   await page.close()
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 90_000)
 
 test('a report held in quarantine is retried from the quarantine page', async () => {
-  const page = await tab()
+  const page = await chromium.tab([base])
   const token = await t.tokenFor(email)
   const today = Math.floor(Date.now() / 1000 / DAY) * DAY
   const held = await ingest(token, reportMail(LATE, 'late-receiver.example', today - DAY, [['192.0.2.9', 5]]))
@@ -207,27 +167,14 @@ test('a report held in quarantine is retried from the quarantine page', async ()
   await page.waitForURL(/domain=late\.example/)
   expect(await page.locator('main').textContent()).toContain('late-receiver.example')
   await page.close()
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 60_000)
 
 test('the TLS page draws its own chart from a report sent over HTTPS (RFC 8460 ยง6.4)', async () => {
-  const page = await tab()
+  const page = await chromium.tab([base])
   const token = await t.tokenFor(email)
   const begin = Math.floor(Date.now() / 1000 / DAY) * DAY - DAY
-  const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000', '')
-  const report = {
-    'organization-name': 'Company-X',
-    'date-range': { 'start-datetime': iso(begin), 'end-datetime': iso(begin + DAY - 1) },
-    'contact-info': 'sts-reporting@company-x.example',
-    'report-id': `tls-${suffix}`,
-    policies: [
-      {
-        policy: { 'policy-type': 'sts', 'policy-string': ['version: STSv1'], 'policy-domain': DOMAIN },
-        summary: { 'total-successful-session-count': 900, 'total-failure-session-count': 100 },
-        'failure-details': [{ 'result-type': 'certificate-expired', 'failed-session-count': 100 }],
-      },
-    ],
-  }
+  const report = tlsReport(DOMAIN, `tls-${suffix}`, begin)
   const sent = await fetch(`${base}/api/v1/ingest/tls-rpt`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/tlsrpt+json' },
@@ -245,5 +192,5 @@ test('the TLS page draws its own chart from a report sent over HTTPS (RFC 8460 ย
   expect(await page.locator('main').textContent()).toContain('certificate-expired')
   await page.screenshot({ path: `${ARTIFACTS}reports-tls.png`, fullPage: true })
   await page.close()
-  expect(problems).toEqual([])
+  expect(chromium.problems).toEqual([])
 }, 60_000)

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { sql } from 'drizzle-orm'
-import { rowsOf } from '../../infrastructure/db/database.ts'
-import { startWorkers } from '../../src/worker.ts'
 import { attachment, multipart } from '../infrastructure/mail/mime-builder.ts'
-import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
+import { DAY, startReportWorld } from '../support/report-world.ts'
 import { type FormClient, formClient } from './client.ts'
 
 // The report pages' account-wide reads: /reports/list over all domains (the default), a report's
@@ -13,18 +9,15 @@ import { type FormClient, formClient } from './client.ts'
 // shared.example, so a page that looked reports up by domain name alone would leak.
 
 const suffix = Math.random().toString(36).slice(2, 8)
-const DAY = 86_400
 const ALPHA = 'alpha.example'
 const SHARED = 'shared.example'
 
-let dns: DnsTestServer
-let t: TestApp
-let owner: FormClient
-let other: FormClient
-let today: number
+const world = await startReportWorld({
+  owner: { email: `more-${suffix}@example.com`, domains: [ALPHA, SHARED] },
+  other: { email: `more-other-${suffix}@example.com`, domains: [SHARED] },
+})
+const { t, today, owner, other, ownerToken, otherToken, idOf } = world
 const ids: Record<string, string> = {}
-
-const db = () => t.db.database.db
 
 function aggregateMail(domain: string, org: string, begin: number, count: number): string {
   const xml = `<?xml version="1.0" encoding="UTF-8"?>
@@ -96,80 +89,12 @@ function tlsMail(domain: string, org: string, begin: number): string {
 
 /** Through the HTTP intake; resolves once the job has processed the message. */
 async function ingest(token: string, raw: string): Promise<void> {
-  const response = await t.app.handle(
-    new Request('http://localhost/api/v1/ingest/messages', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'message/rfc822' },
-      body: raw,
-    }),
-  )
-  expect(response.status).toBe(202)
-  const id = ((await response.json()) as { data: { id: string } }).data.id
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const [row] = rowsOf<{ status: string; code: string | null }>(
-      await db().execute(sql`select status, quarantine_code as code from ingest_messages where id = ${id}`),
-    )
-    if (row && row.status !== 'pending') {
-      expect(row).toEqual({ status: 'processed', code: null })
-      return
-    }
-    await Bun.sleep(50)
-  }
-  throw new Error(`message ${id} was not processed in time`)
-}
-
-async function accountOf(email: string): Promise<string> {
-  const [row] = rowsOf<{ account_id: string }>(
-    await db().execute(
-      sql`select m.account_id from memberships m join users u on u.id = m.user_id where lower(u.email) = lower(${email})`,
-    ),
-  )
-  return row!.account_id
-}
-
-async function idOf(table: 'aggregate_reports' | 'tls_reports', column: string, value: string) {
-  const [row] = rowsOf<{ id: string }>(
-    await db().execute(
-      sql`select id::text from ${sql.identifier(table)} where ${sql.identifier(column)} = ${value}`,
-    ),
-  )
-  return row!.id
+  const { status, code } = await world.ingest(token, raw)
+  expect({ status, code }).toEqual({ status: 'processed', code: null })
 }
 
 beforeAll(async () => {
-  const zone = Object.fromEntries(
-    [ALPHA, SHARED].flatMap((name) => [
-      [name, [{ type: 'TXT' as const, data: 'v=spf1 -all' }]],
-      [`_dmarc.${name}`, [{ type: 'TXT' as const, data: 'v=DMARC1; p=none' }]],
-    ]),
-  )
-  dns = await startDnsServer(zone)
-  t = await startTestApp(
-    { DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300', RATE_LIMIT_API_PER_MINUTE: '10000' },
-    { queue: true },
-  )
-  await startWorkers(t.runtime.boss!, t.runtime)
-  today = Math.floor(t.clock.now.getTime() / 1000 / DAY) * DAY
-  owner = formClient(t)
-  other = formClient(t)
-  const ownerEmail = `more-${suffix}@example.com`
-  const otherEmail = `more-other-${suffix}@example.com`
-  await owner.signUp(ownerEmail)
-  await other.signUp(otherEmail)
-  for (const [client, name] of [
-    [owner, ALPHA],
-    [owner, SHARED],
-    [other, SHARED],
-  ] as const) {
-    expect((await client.submit('/domains', { domain_name: name })).status).toBe(303)
-  }
-  for (const email of [ownerEmail, otherEmail])
-    await db().execute(
-      sql`update domains set verified_at = now() where account_id = ${await accountOf(email)}`,
-    )
-  const ownerToken = await t.tokenFor(ownerEmail)
-  const otherToken = await t.tokenFor(otherEmail)
+  for (const account of [world.ownerAccount, world.otherAccount]) await world.verify(account)
 
   await ingest(ownerToken, aggregateMail(ALPHA, 'alpha-receiver.example', today - DAY, 1111))
   await ingest(ownerToken, aggregateMail(SHARED, 'shared-receiver.example', today - 2 * DAY, 2222))
@@ -183,10 +108,7 @@ beforeAll(async () => {
   ids.foreignTls = await idOf('tls_reports', 'organization', 'company-y.example')
 }, 120_000)
 
-afterAll(async () => {
-  await t?.close()
-  await dns?.stop()
-})
+afterAll(() => world.close())
 
 describe('all domains', () => {
   test('the list defaults to all the account’s domains, with a Domain column', async () => {

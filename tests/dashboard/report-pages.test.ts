@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { sql } from 'drizzle-orm'
-import { rowsOf } from '../../infrastructure/db/database.ts'
 import { ASSETS } from '../../src/dashboard/assets.ts'
-import { startWorkers } from '../../src/worker.ts'
 import { attachment, multipart } from '../infrastructure/mail/mime-builder.ts'
-import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
-import { csrfOf, type FormClient, formClient } from './client.ts'
+import { DAY, startReportWorld, tlsReport } from '../support/report-world.ts'
+import { csrfOf, formClient } from './client.ts'
 
 // The report pages (overview with its chart data, aggregate list and detail, failure reports,
 // TLS reports, quarantine with Retry) through app.handle() with a cookie jar. Every report goes
@@ -14,22 +10,17 @@ import { csrfOf, type FormClient, formClient } from './client.ts'
 // account's reports, domains and quarantined messages must never show or be reachable.
 
 const suffix = Math.random().toString(36).slice(2, 8)
-const DAY = 86_400
 const OWNER_DOMAIN = 'reports.example'
 const LATE_DOMAIN = 'second.example'
 const OTHER_DOMAIN = 'other.example'
 
-let dns: DnsTestServer
-let t: TestApp
-let owner: FormClient
-let other: FormClient
-let ownerToken: string
-let otherToken: string
-let ownerAccount: string
-let today: number
+const world = await startReportWorld({
+  owner: { email: `reports-${suffix}@example.com`, domains: [OWNER_DOMAIN, LATE_DOMAIN] },
+  other: { email: `reports-other-${suffix}@example.com`, domains: [OTHER_DOMAIN] },
+})
+const { t, today, owner, other, ownerAccount, ownerToken, ingest, settled, verify } = world
+const { otherAccount, otherToken } = world
 const ids: Record<string, string> = {}
-
-const db = () => t.db.database.db
 
 interface Row {
   ip: string
@@ -98,26 +89,7 @@ function failureMail(domain: string, local: string, arrival: Date): string {
 }
 
 function tlsMail(domain: string, begin: number): string {
-  const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000', '')
-  const report = {
-    'organization-name': 'Company-X',
-    'date-range': { 'start-datetime': iso(begin), 'end-datetime': iso(begin + DAY - 1) },
-    'contact-info': 'sts-reporting@company-x.example',
-    'report-id': `tls-${suffix}`,
-    policies: [
-      {
-        policy: { 'policy-type': 'sts', 'policy-string': ['version: STSv1'], 'policy-domain': domain },
-        summary: { 'total-successful-session-count': 900, 'total-failure-session-count': 100 },
-        'failure-details': [
-          {
-            'result-type': 'certificate-expired',
-            'receiving-mx-hostname': `mx.${domain}`,
-            'failed-session-count': 100,
-          },
-        ],
-      },
-    ],
-  }
+  const report = tlsReport(domain, `tls-${suffix}`, begin)
   return multipart(
     [attachment('application/tlsrpt+gzip', 'report.json.gz', Bun.gzipSync(JSON.stringify(report)))],
     'report',
@@ -125,92 +97,11 @@ function tlsMail(domain: string, begin: number): string {
   )
 }
 
-/** Through the HTTP intake; resolves with the message id once the job has settled it. */
-async function ingest(
-  token: string,
-  raw: string,
-): Promise<{ id: string; status: string; code: string | null }> {
-  const response = await t.app.handle(
-    new Request('http://localhost/api/v1/ingest/messages', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'message/rfc822' },
-      body: raw,
-    }),
-  )
-  expect(response.status).toBe(202)
-  const id = ((await response.json()) as { data: { id: string } }).data.id
-  return { id, ...(await settled(id)) }
-}
-
-async function settled(id: string): Promise<{ status: string; code: string | null }> {
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const [row] = rowsOf<{ status: string; code: string | null }>(
-      await db().execute(sql`select status, quarantine_code as code from ingest_messages where id = ${id}`),
-    )
-    if (row && row.status !== 'pending') return row
-    await Bun.sleep(50)
-  }
-  throw new Error(`message ${id} was not processed in time`)
-}
-
-async function accountOf(email: string): Promise<string> {
-  const [row] = rowsOf<{ account_id: string }>(
-    await db().execute(
-      sql`select m.account_id from memberships m join users u on u.id = m.user_id where lower(u.email) = lower(${email})`,
-    ),
-  )
-  return row!.account_id
-}
-
-async function verify(account: string, name: string) {
-  await db().execute(
-    sql`update domains set verified_at = now() where account_id = ${account} and name = ${name}`,
-  )
-}
-
-async function reportIdOf(org: string): Promise<string> {
-  const [row] = rowsOf<{ id: string }>(
-    await db().execute(sql`select id::text from aggregate_reports where reporter_org = ${org}`),
-  )
-  return row!.id
-}
+const reportIdOf = (org: string) => world.idOf('aggregate_reports', 'reporter_org', org)
 
 beforeAll(async () => {
-  const zone = Object.fromEntries(
-    [OWNER_DOMAIN, LATE_DOMAIN, OTHER_DOMAIN].flatMap((name) => [
-      [name, [{ type: 'TXT' as const, data: 'v=spf1 -all' }]],
-      [`_dmarc.${name}`, [{ type: 'TXT' as const, data: 'v=DMARC1; p=none' }]],
-    ]),
-  )
-  dns = await startDnsServer(zone)
-  t = await startTestApp(
-    { DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300', RATE_LIMIT_API_PER_MINUTE: '10000' },
-    { queue: true },
-  )
-  await startWorkers(t.runtime.boss!, t.runtime)
-  today = Math.floor(t.clock.now.getTime() / 1000 / DAY) * DAY
-  owner = formClient(t)
-  other = formClient(t)
-  const ownerEmail = `reports-${suffix}@example.com`
-  const otherEmail = `reports-other-${suffix}@example.com`
-  await owner.signUp(ownerEmail)
-  await other.signUp(otherEmail)
-  ownerAccount = await accountOf(ownerEmail)
-  const otherAccount = await accountOf(otherEmail)
-  for (const [client, name] of [
-    [owner, OWNER_DOMAIN],
-    [owner, LATE_DOMAIN],
-    [other, OTHER_DOMAIN],
-  ] as const) {
-    expect((await client.post('/domains', { _csrf: await client.csrf(), domain_name: name })).status).toBe(
-      303,
-    )
-  }
   await verify(ownerAccount, OWNER_DOMAIN)
   await verify(otherAccount, OTHER_DOMAIN)
-  ownerToken = await t.tokenFor(ownerEmail)
-  otherToken = await t.tokenFor(otherEmail)
 
   // Owner: yesterday 120 records (a second page of records), the day before a small report.
   const many = Array.from({ length: 120 }, (_, i) => ({
@@ -257,10 +148,7 @@ beforeAll(async () => {
   ids.stray = stray.id
 }, 120_000)
 
-afterAll(async () => {
-  await t?.close()
-  await dns?.stop()
-})
+afterAll(() => world.close())
 
 describe('overview', () => {
   test('the chart carries its series as JSON data and loads uPlot from the app', async () => {
