@@ -5,6 +5,7 @@ import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
 import { ingestMessages } from '../db/schema/reports.ts'
+import { pgArray } from './sql-tx.ts'
 
 export const PROCESS_MESSAGE = 'ingest.process-message'
 
@@ -79,6 +80,17 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
         .update(ingestMessages)
         .set({ status: 'processed', outcome, processedAt: now, quarantineCode: null, quarantineReason: null })
         .where(eq(ingestMessages.id, id))
+    },
+
+    /** Marks a batch's messages processed in one statement (the worker's batches, src/jobs/ingest.ts). */
+    async markProcessedMany(items: { id: string; outcome: unknown }[], now: Date) {
+      if (items.length === 0) return
+      await db.execute(sql`update ingest_messages m
+        set status = 'processed', outcome = v.outcome, processed_at = ${now.toISOString()}::timestamptz,
+          quarantine_code = null, quarantine_reason = null
+        from unnest(${pgArray(items.map((i) => i.id))}::uuid[],
+          ${pgArray(items.map((i) => JSON.stringify(i.outcome)))}::jsonb[]) as v(id, outcome)
+        where m.id = v.id`)
     },
 
     async quarantine(id: string, reason: { code: string; message: string }, now: Date) {
