@@ -7,11 +7,10 @@ import {
   type Actor,
   type PublishDeps,
   type Published,
-  settlePlan,
-  targetFor,
+  publishThroughProvider,
 } from '../dns-providers/publish.ts'
 import type { Outcome } from '../dns-providers/use-cases.ts'
-import { DEFAULT_TTL, planSet } from '../dns-providers/writes.ts'
+import { DEFAULT_TTL } from '../dns-providers/writes.ts'
 import { invalid } from '../shared/result.ts'
 import { type DmarcHostingStore, findDmarcDomain, requireVerifiedDomain } from './hosting-use-cases.ts'
 
@@ -30,16 +29,11 @@ export async function publishDmarcThroughProvider(
       'name',
       `The DMARC record of ${domain.name} is not hosted: host it first (POST /domains/${domain.name}/dmarc/host).`,
     )
-  const target = await targetFor(deps.providers, input.accountId, domain.name)
-  if (!target.ok) return target
-  const name = `_dmarc.${domain.name}`
-  const plan = await planSet(
-    target.value,
-    domain.name,
-    { name, type: 'CNAME', ttl: DEFAULT_TTL, values: [hosted.name] },
-    { replacesType: 'TXT' },
-  )
-  if (!plan.ok) return plan
-  const reason = `POST /domains/${domain.name}/dmarc/host/publish`
-  return settlePlan(deps.providers, plan.value, { ...input, reason })
+  return publishThroughProvider(deps.providers, {
+    ...input,
+    domain: domain.name,
+    set: { name: `_dmarc.${domain.name}`, type: 'CNAME', ttl: DEFAULT_TTL, values: [hosted.name] },
+    options: { replacesType: 'TXT' },
+    reason: `POST /domains/${domain.name}/dmarc/host/publish`,
+  })
 }

@@ -53,10 +53,6 @@ export async function settlePlan(
   return ok({ plan, dryRun: false, write: written.value })
 }
 
-/**
- * Plans `set` at a (verified) domain in the connected zone that holds it, then settles it. A domain
- * whose zone no connection holds is a 400 on `domain` telling how to connect one.
- */
 /** The connected zone holding the domain, or the 400 telling how to connect one. */
 export async function targetFor(
   deps: Pick<PublishDeps, 'connections' | 'open'>,
@@ -73,6 +69,10 @@ export async function targetFor(
   return ok(target.value)
 }
 
+/**
+ * Plans `set` at a (verified) domain in the connected zone that holds it, then settles it. A domain
+ * whose zone no connection holds is a 400 on `domain` telling how to connect one.
+ */
 export async function publishThroughProvider(
   deps: PublishDeps,
   input: Actor & {

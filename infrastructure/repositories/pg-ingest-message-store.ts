@@ -75,11 +75,8 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       return { ...row, raw: row.raw === null ? null : new Uint8Array(row.raw) }
     },
 
-    async markProcessed(id: string, outcome: unknown, now: Date) {
-      await db
-        .update(ingestMessages)
-        .set({ status: 'processed', outcome, processedAt: now, quarantineCode: null, quarantineReason: null })
-        .where(eq(ingestMessages.id, id))
+    markProcessed(id: string, outcome: unknown, now: Date) {
+      return store.markProcessedMany([{ id, outcome }], now)
     },
 
     /** Marks a batch's messages processed in one statement (the worker's batches, src/jobs/ingest.ts). */

@@ -1,6 +1,5 @@
 import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
-import { discoverDmarc } from '../../domain/dmarc/discovery.ts'
 import type { AutomationLevel } from '../../domain/domains/domain.ts'
 import { AUTOMATION_LEVELS } from '../../domain/domains/domain.ts'
 import { addDomain, getDomain, listDomains } from '../../domain/domains/use-cases.ts'
@@ -10,21 +9,16 @@ import { domainStatus } from '../../domain/posture/check-domain.ts'
 import { type Period, periodOf } from '../../domain/reports/period.ts'
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { SourceStatus } from '../../domain/sources/classify.ts'
-import { listSources, type SourceDeps, type SourceFilter } from '../../domain/sources/list-sources.ts'
+import { listSources, type SourceFilter } from '../../domain/sources/list-sources.ts'
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
-import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { presentStatus, REFRESH_POLICY } from '../routes/posture.ts'
+import { intelligenceDepsFor, sourceDepsFor } from '../routes/source-deps.ts'
 import { domainReportSections } from './domain-detail-views.ts'
 import { domainListView, domainStatusView } from './domain-views.ts'
-import { limited, noteAccount, param, viewerOf } from './guards.ts'
+import { domainNotFound, limited, noteAccount, param, viewerOf } from './guards.ts'
 import type { FieldErrors } from './layout.ts'
-import { htmlResponse, messagePage, redirectTo } from './layout.ts'
+import { htmlResponse, redirectTo } from './layout.ts'
 import type { DashboardServices } from './services.ts'
 import { SOURCE_STATUSES, sourcesPageView } from './source-views.ts'
 import { spfPages } from './spf-pages.ts'
@@ -54,34 +48,15 @@ function defaultPeriod(now: Date): Period {
 function sourceReader(s: DashboardServices) {
   const db = s.database.db
   const dns = s.dns ?? s.checks.dns
-  const spfTree = (domain: string) => resolveSpfTree({ dns }, domain)
   return async (
     scope: { accountId: string; domainId: number; name: string },
     period: Period,
     filter: SourceFilter,
     page: PageRequest,
   ) => {
-    const deps: SourceDeps = {
-      stats: (within) => sourceStats(db, { ...scope, ...within }),
-      overrides: () => listOverrides(db, scope),
-      spfTree,
-    }
     const [list, intelligence] = await Promise.all([
-      listSources(deps, { domain: scope.name, period, filter, page }),
-      sourceIntelligence(
-        {
-          ...deps,
-          daily: (window) => dailyVolumes(db, { ...scope, ...window }),
-          async dmarcPolicy(domain) {
-            const found = await discoverDmarc({ dns }, domain)
-            return {
-              policy: found.appliedPolicy?.policy ?? 'missing',
-              pct: found.appliedPolicy === null ? null : (found.record?.pct ?? null),
-            }
-          },
-        },
-        { domain: scope.name, period },
-      ),
+      listSources(sourceDepsFor(db, dns, scope), { domain: scope.name, period, filter, page }),
+      sourceIntelligence(intelligenceDepsFor(db, dns, scope), { domain: scope.name, period }),
     ])
     return { ...list, recommendations: intelligence.recommendations }
   }
@@ -89,13 +64,6 @@ function sourceReader(s: DashboardServices) {
 
 export function domainPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
   const readSources = sourceReader(s)
-  const notFound = (session: ActiveSession) =>
-    messagePage({
-      status: 404,
-      title: 'Domain not found',
-      message: 'This domain is not in your account.',
-      viewer: viewerOf(session),
-    })
 
   /** Every organization of the account, for the filter (pages of 100, bounded). */
   const organizationsOf = async (accountId: string): Promise<Organization[]> => {
@@ -164,7 +132,7 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       now: s.now(),
       refresh: false,
     })
-    if (!result.ok) return notFound(session)
+    if (!result.ok) return domainNotFound(session)
     const { domain, check } = result.value
     const reports = await reportData(session.accountId, domain.name)
     return htmlResponse(
@@ -227,10 +195,10 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       async ({ session, params, query, request }) => {
         noteAccount(request, session)
         const found = await getDomain(s, session.accountId, param(params.name))
-        if (!found.ok) return notFound(session)
+        if (!found.ok) return domainNotFound(session)
         const name = found.value.name
         const domainId = await s.reports.domainId(session.accountId, name)
-        if (domainId === null) return notFound(session)
+        if (domainId === null) return domainNotFound(session)
         const status = (SOURCE_STATUSES as readonly string[]).includes(String(query.status))
           ? (query.status as SourceStatus)
           : undefined
@@ -266,7 +234,7 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
           { domains: s.domains, dns: s.verificationDns },
           { accountId: session.accountId, name: param(params.name), now: s.now() },
         )
-        if (!result.ok) return notFound(session)
+        if (!result.ok) return domainNotFound(session)
         return statusPage(session, result.value.domain.name, { verification: result.value.check })
       },
       { session: true, csrf: true },
@@ -283,7 +251,7 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
         )
         if (refused) return refused
         const found = await getDomain(s, session.accountId, param(params.name))
-        if (!found.ok) return notFound(session)
+        if (!found.ok) return domainNotFound(session)
         const now = s.now()
         await domainStatus(s.checks, {
           accountId: session.accountId,

@@ -63,6 +63,16 @@ export function viewerOf(session: ActiveSession): Viewer {
   return { email: session.email, csrfToken: session.csrfToken }
 }
 
+/** A domain that is not in the session's account (or nowhere): the same 404 page everywhere. */
+export function domainNotFound(session: ActiveSession): Response {
+  return messagePage({
+    status: 404,
+    title: 'Domain not found',
+    message: 'This domain is not in your account.',
+    viewer: viewerOf(session),
+  })
+}
+
 /** The request log names the account, as it does for API requests. */
 export function noteAccount(request: Request, session: ActiveSession): void {
   const facts = requestFacts(request)

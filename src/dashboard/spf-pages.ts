@@ -6,8 +6,8 @@ import { addSourceToSpf, detectSources } from '../../domain/spf-management/sourc
 import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { spfUseCaseDeps } from '../routes/spf-deps.ts'
-import { noteAccount, param, viewerOf } from './guards.ts'
-import { type FieldErrors, htmlResponse, messagePage, redirectTo } from './layout.ts'
+import { domainNotFound, noteAccount, param, viewerOf } from './guards.ts'
+import { type FieldErrors, htmlResponse, redirectTo } from './layout.ts'
 import type { DashboardServices } from './services.ts'
 import type { SpfPageInput } from './spf-views.ts'
 import { spfPageView } from './spf-views.ts'
@@ -88,13 +88,6 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
     spf: s.config.spf,
   })
   const perMinute = s.config.rateLimits.dnsWritesPerMinute
-  const notFound = (session: ActiveSession) =>
-    messagePage({
-      status: 404,
-      title: 'Domain not found',
-      message: 'This domain is not in your account.',
-      viewer: viewerOf(session),
-    })
 
   type Extra = Partial<Pick<SpfPageInput, 'notice' | 'addForm' | 'proposedRecord' | 'proposals'>> & {
     refusal?: Refusal
@@ -103,7 +96,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
 
   const spfPage = async (session: ActiveSession, name: string, extra: Extra = {}) => {
     const found = await getSpf(useCases, { accountId: session.accountId, name })
-    if (!found.ok) return notFound(session)
+    if (!found.ok) return domainNotFound(session)
     const overview = found.value
     const domain = overview.domain.name
     const versionsPage = extra.versionsPage ?? 1
@@ -147,7 +140,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
 
   /** Back to the page with a notice; a refusal is shown there instead. */
   const answer = (session: ActiveSession, name: string, failure: Failure, extra: Extra = {}) => {
-    if (failure.code === 'domain_not_found') return notFound(session)
+    if (failure.code === 'domain_not_found') return domainNotFound(session)
     return spfPage(session, name, { ...extra, refusal: refusal(failure, name, perMinute) })
   }
   const done = (domain: string, notice: string) =>

@@ -1,23 +1,17 @@
 import { Elysia, t } from 'elysia'
-import { discoverDmarc } from '../../domain/dmarc/discovery.ts'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
 import { MAX_DAYS, type Period, periodOf } from '../../domain/reports/period.ts'
 import { offsetOf, pageMeta } from '../../domain/shared/pagination.ts'
 import { invalid, type Result } from '../../domain/shared/result.ts'
-import { classifyStats, listSources, type SourceDeps } from '../../domain/sources/list-sources.ts'
+import { classifyStats, listSources } from '../../domain/sources/list-sources.ts'
 import { simulateProposal } from '../../domain/sources/simulate-proposal.ts'
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
 import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
 import { formatIp, parseIp } from '../../domain/spf/ip.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  setOverride,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { dailyVolumes, setOverride, sourceStats } from '../../infrastructure/repositories/pg-source-stats.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, pageRequest } from '../../plugins/envelope.ts'
@@ -25,6 +19,7 @@ import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { domainIdOf } from './domain-scope.ts'
 import { PeriodQuery } from './reports.ts'
 import { presentSimulation, SimulateBody, SimulationModel } from './simulation-models.ts'
+import { intelligenceDepsFor, sourceDepsFor } from './source-deps.ts'
 import {
   IntelligenceModel,
   OverrideStatusInput,
@@ -70,11 +65,7 @@ export function sourceRoutes(deps: SourceRouteDeps) {
   }
 
   type Scope = Awaited<ReturnType<typeof domainOf>>
-  const sourceDeps = (scope: Scope): SourceDeps => ({
-    stats: (period) => sourceStats(db, { ...scope, ...period }),
-    overrides: () => listOverrides(db, scope),
-    spfTree,
-  })
+  const sourceDeps = (scope: Scope) => sourceDepsFor(db, deps.dns, scope)
   const volumeOf = async (scope: Scope, period: Period) =>
     (await dailyVolumes(db, { ...scope, ...period })).reduce((sum, day) => sum + day.messages, 0)
 
@@ -145,20 +136,10 @@ export function sourceRoutes(deps: SourceRouteDeps) {
         const scope = await domainOf(principal.accountId, params.name)
         const period = unwrap(periodOf(query, deps.now()))
         const page = pageRequest(query)
-        const result = await sourceIntelligence(
-          {
-            ...sourceDeps(scope),
-            daily: (window) => dailyVolumes(db, { ...scope, ...window }),
-            async dmarcPolicy(domain) {
-              const found = await discoverDmarc({ dns: deps.dns }, domain)
-              return {
-                policy: found.appliedPolicy?.policy ?? 'missing',
-                pct: found.appliedPolicy === null ? null : (found.record?.pct ?? null),
-              }
-            },
-          },
-          { domain: scope.name, period },
-        )
+        const result = await sourceIntelligence(intelligenceDepsFor(db, deps.dns, scope), {
+          domain: scope.name,
+          period,
+        })
         const start = offsetOf(page)
         return {
           data: result.recommendations.slice(start, start + page.perPage).map(presentRecommendation),
