@@ -53,8 +53,13 @@ function figureCtes(gate: string, staged: boolean): string {
     : `unnest(@ips::inet[], @dispositions::text[], @dkimAligned::bool[], @spfAligned::bool[], @messages::bigint[],
     @spfPass::bigint[], @dkimPass::bigint[], @forwarded::bigint[], @dkimDomains::text[], @spfDomains::text[])
     as u(ip, disposition, dkim, spf, messages, spf_pass, dkim_pass, forwarded, dkim_domains, spf_domains)`
+  // In key order: a B-tree takes sorted insertions faster than random ones (measured on 100,000 new
+  // rollup rows: 0.66-1.0 s against 1.28 s; the sort costs PostgreSQL ~50 ms), and two reports of
+  // one domain and day stored at once lock their shared rows in the same order, so they queue
+  // instead of deadlocking.
+  const order = 'order by u.ip, u.disposition, u.dkim, u.spf'
   const failing = staged
-    ? '(select ip, sum(messages) as messages from rollup_stage where not dkim and not spf group by ip) u'
+    ? '(select ip, sum(messages) as messages from rollup_stage where not dkim and not spf group by ip order by ip) u'
     : 'unnest(@failingIps::inet[], @failingMessages::bigint[]) as u(ip, messages)'
   return `
 rollups as (
@@ -62,7 +67,7 @@ rollups as (
     messages, spf_pass, dkim_pass, forwarded, dkim_domains, spf_domains, reports)
   select @account, @domain, @day::date, u.ip, u.disposition, u.dkim, u.spf, u.messages, u.spf_pass, u.dkim_pass,
     u.forwarded, string_to_array(u.dkim_domains, ' '), string_to_array(u.spf_domains, ' '), 1
-  ${from} ${sources}
+  ${from} ${sources} ${order}
   on conflict (domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned) do update set
     messages = daily_rollups.messages + excluded.messages,
     spf_pass = daily_rollups.spf_pass + excluded.spf_pass,
