@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import { migrate, migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { startAuthoritativeResponder } from '../infrastructure/dns/authoritative-responder.ts'
-import { errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
+import { batchedStdout, errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { pgSpfStore } from '../infrastructure/repositories/pg-spf-store.ts'
@@ -26,7 +26,7 @@ try {
   throw error
 }
 
-const logger = jsonLogger(config.logLevel)
+const logger = jsonLogger(config.logLevel, batchedStdout())
 const database = await openDatabase(config, { serveSocket: true })
 if (config.databaseUrl === null && database.kind !== 'pglite') {
   await database.close()
