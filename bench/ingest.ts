@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
 import { createQueues } from '../src/jobs/queues.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
+import { cpuSince } from './cpu-time.ts'
 import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
@@ -169,6 +170,7 @@ if (only('queue')) {
   const before = rowsOf<{ n: number }>(
     await database.db.execute(sql`select count(*)::int as n from ingest_messages where status = 'processed'`),
   )[0]!.n
+  const cpu = await cpuSince({ worker: worker.pid, intake: 'self' })
   const started = performance.now()
   // Reports arrive over several connections at once (SMTP sessions, HTTP requests): 8 in parallel.
   let next = 0
@@ -190,6 +192,7 @@ if (only('queue')) {
     await Bun.sleep(50)
   }
   const seconds = (performance.now() - started) / 1000
+  const spent = await cpu.stop()
   const done = rowsOf<{ processed: number; quarantined: number }>(
     await database.db.execute(sql`select count(*) filter (where status = 'processed')::int as processed,
       count(*) filter (where status = 'quarantined')::int as quarantined from ingest_messages`),
@@ -209,6 +212,26 @@ if (only('queue')) {
       value: `${rate.toFixed(0)} /s`,
       target: '≥ 200 reports/s',
       ok: rate >= 200,
+    },
+    {
+      // Sizing (docs/operations.md): CPU per message of each process, and how busy the machine was
+      // (PostgreSQL and everything else running here included).
+      metric: '2,000 reports: CPU per message (worker / intake process)',
+      value:
+        spent.worker === null || spent.intake === null
+          ? 'unknown (no /proc)'
+          : `${((spent.worker / 2000) * 1000).toFixed(1)} / ${((spent.intake / 2000) * 1000).toFixed(1)} ms`,
+      target: 'reported',
+      ok: true,
+    },
+    {
+      metric: '2,000 reports: machine busy meanwhile',
+      value:
+        spent.machine === null
+          ? 'unknown (no /proc)'
+          : `${((spent.machine / seconds / navigator.hardwareConcurrency) * 100).toFixed(0)} % of ${navigator.hardwareConcurrency} cores`,
+      target: 'reported',
+      ok: true,
     },
     {
       metric: '2,000 reports: processed / quarantined',
