@@ -80,7 +80,9 @@ function read(text: XmlText, lower: boolean): string {
   if (plain) return detached(source.slice(start, end))
   let value = source.slice(start, end)
   if (!text.decoded) value = decodeText(value).trim()
-  return lower ? value.toLowerCase() : detached(value)
+  // toLowerCase() returns its input when there is nothing to lower (a decoded value that held only
+  // an unknown `&`), which may still be a slice of the chunk.
+  return detached(lower ? value.toLowerCase() : value)
 }
 
 /** The content, trimmed, references decoded. */
