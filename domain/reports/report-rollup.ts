@@ -18,8 +18,8 @@ export interface SourceRollup {
   /** Messages the reporter let through for forwarding (RFC 7489 Appendix C PolicyOverrideType). */
   forwarded: number
   /** DKIM domains that signed with a pass, and SPF domains checked: classification evidence. */
-  dkimDomains: string[]
-  spfDomains: string[]
+  dkimDomains: readonly string[]
+  spfDomains: readonly string[]
 }
 
 /** Kept per rollup row: enough to name the services behind an IP, bounded whatever the report. */
@@ -64,7 +64,7 @@ export function failingSources(sources: Iterable<SourceRollup>): { sourceIp: str
 // A large report has about one source per record (100,000 for the largest): sources live in
 // parallel arrays indexed through one Map, with no object per source, and evidence lists stay
 // shared empty arrays until a domain shows up, so the live heap stays a few dozen bytes a source.
-const NONE: string[] = []
+const NONE: readonly string[] = []
 
 /** Lower-case, no trailing dot; null for what cannot be a domain name (it is stored space-separated). */
 function evidenceName(domain: string): string | null {
@@ -77,7 +77,11 @@ function evidenceName(domain: string): string | null {
  * domain, and the one-name list of each domain is shared by every source that shows only it (a
  * list per source was two arrays per source, ~200,000 of them in the largest report).
  */
-function withEvidence(domains: string[], name: string | null, single: (name: string) => string[]): string[] {
+function withEvidence(
+  domains: readonly string[],
+  name: string | null,
+  single: (name: string) => readonly string[],
+): readonly string[] {
   if (name === null || domains.length >= MAX_EVIDENCE_DOMAINS || domains.includes(name)) return domains
   return domains === NONE ? single(name) : [...domains, name]
 }
@@ -102,7 +106,7 @@ function createSourceTable() {
     }
     return name
   }
-  const singles = new Map<string, string[]>()
+  const singles = new Map<string, readonly string[]>()
   const single = (name: string) => {
     let list = singles.get(name)
     if (list === undefined) {
@@ -123,8 +127,8 @@ function createSourceTable() {
   const spfPass: number[] = []
   const dkimPass: number[] = []
   const forwarded: number[] = []
-  const dkimDomains: string[][] = []
-  const spfDomains: string[][] = []
+  const dkimDomains: (readonly string[])[] = []
+  const spfDomains: (readonly string[])[] = []
   return {
     add(record: AggregateRecord, outcome: RecordOutcome) {
       const count = record.count

@@ -33,6 +33,8 @@ describe('createRollupAccumulator', () => {
     )
     const sources = [...rollup.sources()]
     expect(sources).toHaveLength(2)
+    // Both show only example.com for SPF: one shared list, not a list each.
+    expect(sources[0]!.spfDomains).toBe(sources[1]!.spfDomains)
     expect(sources[0]).toMatchObject({ sourceIp: '192.0.2.1', messages: 3, dkimDomains: ['example.com'] })
     expect(sources[1]).toMatchObject({
       sourceIp: '192.0.2.2',
