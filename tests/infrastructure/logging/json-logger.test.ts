@@ -32,6 +32,17 @@ describe('batchedStdout', () => {
     expect(writes[0]!.split('\n')).toHaveLength(257)
   })
 
+  test("lines after a full batch follow it, in order, in the same turn's later write", async () => {
+    const writes: string[] = []
+    const write = batchedStdout((text) => writes.push(text))
+    for (let i = 0; i < 300; i++) write(`${i}\n`)
+    expect(writes).toHaveLength(1)
+    await turn()
+    expect(writes).toHaveLength(2)
+    const lines = writes.join('').split('\n').slice(0, -1)
+    expect(lines).toEqual(Array.from({ length: 300 }, (_, i) => String(i)))
+  })
+
   test('a pending batch is written when the process exits', async () => {
     const child = Bun.spawn(
       [
