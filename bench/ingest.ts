@@ -10,43 +10,12 @@ import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
 import { createQueues } from '../src/jobs/queues.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
-import { cpuSince } from './cpu-time.ts'
+import { cpuSince, startPeakRss } from './process-stats.ts'
 import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
 const figures: Figure[] = []
 
-/**
- * The process's peak RSS from now on. On Linux the kernel's own high-water mark (VmHWM), reset
- * first through /proc/self/clear_refs, so no short peak is missed; elsewhere RSS sampled every 20 ms
- * (sampling is not free: every 5 ms it took a tenth of the measured time).
- */
-async function startPeakRss(): Promise<{ how: string; stop(): Promise<number> }> {
-  const status = '/proc/self/status'
-  try {
-    await Bun.write('/proc/self/clear_refs', '5')
-    return {
-      how: 'kernel high-water mark',
-      async stop() {
-        const hwm = /VmHWM:\s+(\d+) kB/.exec(await Bun.file(status).text())
-        if (hwm === null) throw new Error('no VmHWM in /proc/self/status')
-        return Number(hwm[1]) * 1024
-      },
-    }
-  } catch {
-    let peak = process.memoryUsage.rss()
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage.rss())
-    }, 20)
-    return {
-      how: 'sampled every 20 ms',
-      async stop() {
-        clearInterval(sampler)
-        return peak
-      },
-    }
-  }
-}
 // BENCH_ONLY=large|queue|summary runs one part (comma-separated for several).
 const only = (part: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(part)
 const db = await createTestDatabase()
@@ -193,6 +162,7 @@ if (only('queue')) {
   }
   const seconds = (performance.now() - started) / 1000
   const spent = await cpu.stop()
+  const { worker: workerCpu, intake: intakeCpu } = spent.processes
   const done = rowsOf<{ processed: number; quarantined: number }>(
     await database.db.execute(sql`select count(*) filter (where status = 'processed')::int as processed,
       count(*) filter (where status = 'quarantined')::int as quarantined from ingest_messages`),
@@ -218,9 +188,9 @@ if (only('queue')) {
       // (PostgreSQL and everything else running here included).
       metric: '2,000 reports: CPU per message (worker / intake process)',
       value:
-        spent.worker === null || spent.intake === null
+        workerCpu === null || intakeCpu === null
           ? 'unknown (no /proc)'
-          : `${((spent.worker / 2000) * 1000).toFixed(1)} / ${((spent.intake / 2000) * 1000).toFixed(1)} ms`,
+          : `${((workerCpu / 2000) * 1000).toFixed(1)} / ${((intakeCpu / 2000) * 1000).toFixed(1)} ms`,
       target: 'reported',
       ok: true,
     },
