@@ -9,7 +9,7 @@ import { registerPolicyJobs } from './jobs/policy.ts'
 import { registerPostureJobs } from './jobs/posture.ts'
 import { createQueues } from './jobs/queues.ts'
 import { registerSpfJobs } from './jobs/spf.ts'
-import { registerWebhookJobs } from './jobs/webhooks.ts'
+import { registerWebhookJobs, webhookJobDeps } from './jobs/webhooks.ts'
 
 /** Registers every queue, schedule and handler this process works on. */
 export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void> {
@@ -49,15 +49,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     now: runtime.now,
     dns: runtime.dns,
   })
-  await registerWebhookJobs(boss, {
-    database: runtime.database,
-    logger: runtime.logger,
-    now: runtime.now,
-    secrets: runtime.secrets,
-    dns: runtime.dns,
-    allowPrivate: config.webhookAllowPrivate,
-    perHour: config.rateLimits.webhooksPerHour,
-  })
+  await registerWebhookJobs(boss, webhookJobDeps(runtime))
   await registerSpfJobs(boss, {
     db: runtime.database.db,
     dns: runtime.dns,

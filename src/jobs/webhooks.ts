@@ -21,6 +21,7 @@ import {
   pgWebhookRelay,
 } from '../../infrastructure/repositories/pg-webhook-relay.ts'
 import { secretContext } from '../../infrastructure/repositories/pg-webhook-store.ts'
+import type { Runtime } from '../compose.ts'
 
 // Webhook delivery (issue #6, contract §5, docs/webhooks.md "Storage, relay and jobs").
 //
@@ -43,6 +44,21 @@ export interface WebhookJobDeps {
   perHour: number
   /** How often an idle relay looks at the outbox (default 500 ms). */
   relayIntervalMs?: number
+}
+
+/** The deps as a process builds them from its runtime (the worker, and tests that deliver). */
+export function webhookJobDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'logger' | 'now' | 'secrets' | 'dns'>,
+): WebhookJobDeps {
+  return {
+    database: runtime.database,
+    logger: runtime.logger,
+    now: runtime.now,
+    secrets: runtime.secrets,
+    dns: runtime.dns,
+    allowPrivate: runtime.config.webhookAllowPrivate,
+    perHour: runtime.config.rateLimits.webhooksPerHour,
+  }
 }
 
 export interface WebhookWorkers {

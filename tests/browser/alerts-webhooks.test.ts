@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { Page } from 'playwright-core'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
-import { registerWebhookJobs, type WebhookWorkers } from '../../src/jobs/webhooks.ts'
+import { registerWebhookJobs, type WebhookWorkers, webhookJobDeps } from '../../src/jobs/webhooks.ts'
 import type { BrowserSession, ServedApp } from '../support/browser.ts'
 import { ARTIFACTS, browserSession, checkAccessible, servedApp, signUp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
@@ -41,16 +41,7 @@ beforeAll(async () => {
   )
   t = served.t
   base = served.base
-  const { runtime, config } = t
-  workers = await registerWebhookJobs(runtime.boss!, {
-    database: runtime.database,
-    logger: runtime.logger,
-    now: runtime.now,
-    secrets: runtime.secrets,
-    dns: runtime.dns,
-    allowPrivate: config.webhookAllowPrivate,
-    perHour: config.rateLimits.webhooksPerHour,
-  })
+  workers = await registerWebhookJobs(t.runtime.boss!, webhookJobDeps(t.runtime))
   chromium = await browserSession({ viewport: { width: 1280, height: 800 } })
 }, 60_000)
 afterAll(async () => {
