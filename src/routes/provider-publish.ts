@@ -35,6 +35,24 @@ const errors = { ...authErrors, 403: 'Error', 404: 'Error' } as const
 const present = ({ plan, dryRun, write }: Published) =>
   item(write === null ? presentPlan(plan, dryRun) : presentWrite(write))
 
+/** What both publish use cases take from a request. */
+const publishInput = (
+  principal: { accountId: string; userId: string },
+  name: string,
+  body: { dry_run?: boolean },
+) => ({ accountId: principal.accountId, name, actor: actorOf(principal), dryRun: body.dry_run === true })
+
+/** Both routes: a token, the domain in the path, `{dry_run?}`, a write or its plan, or a 502. */
+const publishRoute = (summary: string, description: string) =>
+  ({
+    auth: true,
+    params: domainParams,
+    body: PublishBody,
+    parse: 'json',
+    response: { 200: 'DnsProviderWriteItem', ...errors, 502: 'DnsProviderError' },
+    detail: { summary, description },
+  }) as const
+
 export function providerPublishRoutes(deps: ProviderPublishDeps) {
   const providers = dnsProviderDeps(deps)
   const spf = { store: pgSpfStore(deps.database.db, { zone: deps.spf.zone }), zone: deps.spf.zone }
@@ -50,48 +68,30 @@ export function providerPublishRoutes(deps: ProviderPublishDeps) {
     .post(
       '/:name/spf/publish',
       async ({ principal, params, body, status }) => {
-        const input = { accountId: principal.accountId, name: params.name, actor: actorOf(principal) }
         const done = settle(
-          await publishSpfThroughProvider({ spf, providers }, { ...input, dryRun: body.dry_run === true }),
+          await publishSpfThroughProvider({ spf, providers }, publishInput(principal, params.name, body)),
         )
         return done.ok ? present(done.value) : status(502, done.problem)
       },
-      {
-        auth: true,
-        params: domainParams,
-        body: PublishBody,
-        parse: 'json',
-        response: { 200: 'DnsProviderWriteItem', ...errors, 502: 'DnsProviderError' },
-        detail: {
-          summary: 'Publish the managed SPF record through the connected provider',
-          description:
-            'Writes the record `GET /domains/{name}/spf` says to publish (`include:` the hosted record) into the TXT set at the domain, in the connected zone that holds it; other TXT values there are kept, every SPF value is replaced by this one (RFC 7208 §4.5). `dry_run: true` answers the diff. Written sets are read back from the provider and over DNS, audited, and can be rolled back (`POST /dns-providers/writes/{id}/rollback`). SPF management must be active (400 on `name`), a provider must hold the zone (400 on `domain`). A DNS write (10/minute per account; nothing to change is none).',
-        },
-      },
+      publishRoute(
+        'Publish the managed SPF record through the connected provider',
+        'Writes the record `GET /domains/{name}/spf` says to publish (`include:` the hosted record) into the TXT set at the domain, in the connected zone that holds it; other TXT values there are kept, every SPF value is replaced by this one (RFC 7208 §4.5). `dry_run: true` answers the diff. Written sets are read back from the provider and over DNS, audited, and can be rolled back (`POST /dns-providers/writes/{id}/rollback`). SPF management must be active (400 on `name`), a provider must hold the zone (400 on `domain`). A DNS write (10/minute per account; nothing to change is none).',
+      ),
     )
     .post(
       '/:name/dmarc/host/publish',
       async ({ principal, params, body, status }) => {
-        const input = { accountId: principal.accountId, name: params.name, actor: actorOf(principal) }
         const done = settle(
           await publishDmarcThroughProvider(
             { hosting, providers },
-            { ...input, dryRun: body.dry_run === true },
+            publishInput(principal, params.name, body),
           ),
         )
         return done.ok ? present(done.value) : status(502, done.problem)
       },
-      {
-        auth: true,
-        params: domainParams,
-        body: PublishBody,
-        parse: 'json',
-        response: { 200: 'DnsProviderWriteItem', ...errors, 502: 'DnsProviderError' },
-        detail: {
-          summary: 'Point _dmarc at the hosted DMARC record through the connected provider',
-          description:
-            'Writes `_dmarc.<domain> CNAME <label>._dmarc.<SPF zone>` in place of the TXT set there (removed first: nothing may sit beside a CNAME; the diff shows it as `before`, a rollback restores it). `dry_run: true` answers the diff. The DMARC record must be hosted (`POST /domains/{name}/dmarc/host`; 400 on `name`), the domain verified (403), a provider must hold the zone (400 on `domain`). A DNS write (10/minute per account).',
-        },
-      },
+      publishRoute(
+        'Point _dmarc at the hosted DMARC record through the connected provider',
+        'Writes `_dmarc.<domain> CNAME <label>._dmarc.<SPF zone>` in place of the TXT set there (removed first: nothing may sit beside a CNAME; the diff shows it as `before`, a rollback restores it). `dry_run: true` answers the diff. The DMARC record must be hosted (`POST /domains/{name}/dmarc/host`; 400 on `name`), the domain verified (403), a provider must hold the zone (400 on `domain`). A DNS write (10/minute per account).',
+      ),
     )
 }
