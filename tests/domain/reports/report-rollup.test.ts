@@ -1,21 +1,16 @@
 import { describe, expect, test } from 'bun:test'
 import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
 import { createRollupAccumulator, MAX_EVIDENCE_DOMAINS } from '../../../domain/reports/report-rollup.ts'
+import { aggregateRecord } from '../../support/aggregate-records.ts'
 
-const record = (sourceIp: string, overrides: Partial<AggregateRecord> = {}): AggregateRecord => ({
-  sourceIp,
-  count: 1,
-  disposition: 'none',
-  dkimEvaluated: 'pass',
-  spfEvaluated: 'pass',
-  reasons: [],
-  headerFrom: 'example.com',
-  envelopeFrom: null,
-  envelopeTo: null,
-  dkim: [{ domain: 'example.com', selector: 's1', result: 'pass', humanResult: null }],
-  spf: [{ domain: 'example.com', scope: 'mfrom', result: 'pass' }],
-  ...overrides,
-})
+const record = (sourceIp: string, overrides: Partial<AggregateRecord> = {}): AggregateRecord =>
+  aggregateRecord(sourceIp, {
+    dkimEvaluated: 'pass',
+    spfEvaluated: 'pass',
+    dkim: [{ domain: 'example.com', selector: 's1', result: 'pass', humanResult: null }],
+    spf: [{ domain: 'example.com', scope: 'mfrom', result: 'pass' }],
+    ...overrides,
+  })
 const aligned = { dkimAligned: true, spfAligned: true, dmarcPass: true }
 
 describe('createRollupAccumulator', () => {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
-import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
 import { accounts } from '../../../infrastructure/db/schema/accounts.ts'
 import { alerts } from '../../../infrastructure/db/schema/alerts.ts'
 import { domains } from '../../../infrastructure/db/schema/domains.ts'
@@ -15,6 +14,7 @@ import {
 } from '../../../src/jobs/alert-evaluation.ts'
 import { type Check, check, REPORT_ADDRESS } from '../../domain/alerts/posture-fixture.ts'
 import { reportMetadata } from '../../support/aggregate-metadata.ts'
+import { aggregateRecord, streamOf } from '../../support/aggregate-records.ts'
 import { memoryDns } from '../../support/memory-dns.ts'
 import { createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
 
@@ -145,24 +145,7 @@ describe('posture and change rules', () => {
 describe('report rules', () => {
   const yesterday = '2026-05-09'
   test('a failing day opens dmarc_failure_rate; once the window has moved on it clears', async () => {
-    const records: AggregateRecord[] = [
-      {
-        sourceIp: '198.51.100.7',
-        count: 300,
-        disposition: 'none',
-        dkimEvaluated: null,
-        spfEvaluated: null,
-        reasons: [],
-        headerFrom: 'reports.example',
-        envelopeFrom: null,
-        envelopeTo: null,
-        dkim: [],
-        spf: [],
-      },
-    ]
-    async function* stream() {
-      yield* records
-    }
+    const records = [aggregateRecord('198.51.100.7', { count: 300, headerFrom: 'reports.example' })]
     await createAggregateWriter(tdb.database).write({
       accountId: owner,
       domainId: reportsId,
@@ -172,7 +155,7 @@ describe('report rules', () => {
         begin: Date.parse(`${yesterday}T00:00:00Z`) / 1000,
         domain: 'reports.example',
       }),
-      records: stream(),
+      records: streamOf(records),
       evaluate: () => ({ dkimAligned: false, spfAligned: false, dmarcPass: false }),
       contentHash: () => 'eval-r1',
     })

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
 import type { TlsRptReport } from '../../../domain/reports/tls-rpt.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgForensicTlsStore } from '../../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgReportReader } from '../../../infrastructure/repositories/pg-report-reader.ts'
 import { reportMetadata } from '../../support/aggregate-metadata.ts'
+import { aggregateRecord, streamOf } from '../../support/aggregate-records.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 // The report reader with `domainId: null` reads every domain of the account and only that
@@ -39,30 +39,15 @@ async function addDomain(token: string, accountId: string, name: string): Promis
 }
 
 async function writeReport(accountId: string, domainId: number, name: string, org: string, begin: number) {
-  const records: AggregateRecord[] = [
-    {
-      sourceIp: '192.0.2.1',
-      count: 5,
-      disposition: 'none',
-      dkimEvaluated: 'pass',
-      spfEvaluated: 'pass',
-      reasons: [],
-      headerFrom: name,
-      envelopeFrom: null,
-      envelopeTo: null,
-      dkim: [],
-      spf: [],
-    },
+  const records = [
+    aggregateRecord('192.0.2.1', { count: 5, dkimEvaluated: 'pass', spfEvaluated: 'pass', headerFrom: name }),
   ]
-  async function* stream() {
-    yield* records
-  }
   const written = await createAggregateWriter(t.db.database).write({
     accountId,
     domainId,
     messageId: null,
     metadata: reportMetadata({ reportId: `${org}-${begin}`, begin, domain: name }, { orgName: org }),
-    records: stream(),
+    records: streamOf(records),
     evaluate: () => ({ dkimAligned: true, spfAligned: true, dmarcPass: true }),
     contentHash: () => `${accountId}-${org}-${begin}`,
   })

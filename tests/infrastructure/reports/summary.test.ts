@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgReportReader } from '../../../infrastructure/repositories/pg-report-reader.ts'
 import { reportMetadata } from '../../support/aggregate-metadata.ts'
+import { aggregateRecord, streamOf } from '../../support/aggregate-records.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 // The summary's figures, read from rollups, daily totals and weekly failing sources, must equal
@@ -28,22 +28,13 @@ beforeAll(async () => {
   const day = 86_400
   const start = Date.parse('2026-10-01T00:00:00Z') / 1000
   for (let d = 0; d < 40; d++) {
-    const records: AggregateRecord[] = Array.from({ length: 6 }, (_, i) => ({
-      sourceIp: `192.0.2.${(d * 7 + i) % 13}`,
-      count: 1 + ((d * 3 + i * 5) % 17),
-      disposition: i % 3 === 0 ? 'none' : 'reject',
-      dkimEvaluated: null,
-      spfEvaluated: null,
-      reasons: [],
-      headerFrom: 'sum.example',
-      envelopeFrom: null,
-      envelopeTo: null,
-      dkim: [],
-      spf: [],
-    }))
-    async function* stream() {
-      yield* records
-    }
+    const records = Array.from({ length: 6 }, (_, i) =>
+      aggregateRecord(`192.0.2.${(d * 7 + i) % 13}`, {
+        count: 1 + ((d * 3 + i * 5) % 17),
+        disposition: i % 3 === 0 ? 'none' : 'reject',
+        headerFrom: 'sum.example',
+      }),
+    )
     await writer.write({
       accountId,
       domainId,
@@ -52,7 +43,7 @@ beforeAll(async () => {
         { reportId: `d${d}`, begin: start + d * day, domain: 'sum.example' },
         { policy: { p: 'reject' } },
       ),
-      records: stream(),
+      records: streamOf(records),
       // Records whose address ends in an even number are aligned; the rest fail.
       evaluate: (r) => {
         const aligned = Number(r.sourceIp.split('.')[3]) % 2 === 0
