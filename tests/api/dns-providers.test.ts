@@ -7,6 +7,7 @@ import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-li
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+import { until } from '../support/until.ts'
 
 // DNS provider connections, domain import and writes end to end, against a real PowerDNS
 // (tests/support/powerdns.ts): the app's resolvers ask its DNS port, so read-backs and ownership
@@ -32,15 +33,6 @@ const audit = async (accountId: string) =>
       sql`select action, actor from audit_log where account_id = ${accountId} and action like 'dns_provider.%' order by id`,
     ),
   )
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const value = await read()
-    if (done(value)) return value
-    await Bun.sleep(100)
-  }
-  throw new Error('timed out')
-}
 const write = (body: Record<string, unknown>, account = owner) =>
   call(account, 'POST', '/dns-providers/writes', { domain: 'acme.test', type: 'TXT', ...body })
 

@@ -4,6 +4,7 @@ import { rowsOf } from '../../infrastructure/db/database.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+import { until } from '../support/until.ts'
 
 // SPF management and hosted DMARC written into the user's zone through a connected provider
 // (issue #7), end to end against a real PowerDNS: the domain is imported (and verified by the
@@ -26,15 +27,6 @@ const overDns = async (name: string, type: 'TXT' | 'CNAME') => {
   return answer.records.map((r) =>
     r.type === 'TXT' ? r.strings.join('') : r.type === 'CNAME' ? r.target : '',
   )
-}
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const value = await read()
-    if (done(value)) return value
-    await Bun.sleep(100)
-  }
-  throw new Error('timed out')
 }
 const sorted = (values: string[]) => [...values].sort()
 
