@@ -7,6 +7,7 @@ import type { BrowserSession, ServedApp } from '../support/browser.ts'
 import { ARTIFACTS, browserSession, checkAccessible, servedApp, signUp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
 import { ingestMessage } from '../support/report-world.ts'
+import { type ReportRow, reportXml } from '../support/source-reports.ts'
 import type { TestApp } from '../support/test-app.ts'
 
 // A domain's pages in Debian's Chromium, with real reports: signed up and added through the forms,
@@ -46,29 +47,13 @@ afterAll(async () => {
   await dns?.stop()
 })
 
-interface Row {
-  ip: string
-  count: number
-  dkim?: string
-  spf: 'pass' | 'fail'
-}
-
-/** An aggregate report of one day about DOMAIN (RFC 7489 appendix C). */
-function reportXml(org: string, id: string, begin: number, rows: Row[]): string {
-  const records = rows.map(
-    (r) => `<record><row><source_ip>${r.ip}</source_ip><count>${r.count}</count>
-      <policy_evaluated><disposition>none</disposition><dkim>fail</dkim><spf>fail</spf></policy_evaluated></row>
-      <identifiers><header_from>${DOMAIN}</header_from></identifiers>
-      <auth_results>${r.dkim ? `<dkim><domain>${r.dkim}</domain><selector>s1</selector><result>pass</result></dkim>` : ''}<spf><domain>${DOMAIN}</domain><result>${r.spf}</result></spf></auth_results>
-    </record>`,
-  )
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<feedback><report_metadata><org_name>${org}</org_name><email>dmarc@${org}</email><report_id>${id}</report_id>
-  <date_range><begin>${begin}</begin><end>${begin + 86_399}</end></date_range></report_metadata>
-  <policy_published><domain>${DOMAIN}</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><pct>100</pct></policy_published>
-  ${records.join('\n')}
-</feedback>`
-}
+/** Rows of this test's reports: signed by `dkim` when given, SPF checked for the domain. */
+const row = (ip: string, count: number, spf: 'pass' | 'fail', dkim?: string): ReportRow => ({
+  ip,
+  count,
+  spf: [DOMAIN, spf],
+  ...(dkim === undefined ? {} : { dkim: [dkim, 's1', 'pass'] as [string, string, string] }),
+})
 
 /** Through the HTTP intake, then waits for the worker to process it. */
 async function ingest(token: string, xml: string, name: string) {
@@ -94,18 +79,18 @@ test('a domain with reports: the chart and the sources, then SPF management by c
   const today = Math.floor(t.clock.now.getTime() / 1000 / DAY) * DAY
   await ingest(
     token,
-    reportXml('google.com', 'g-1', today - 2 * DAY, [
-      { ip: '74.125.0.1', count: 60, dkim: DOMAIN, spf: 'pass' },
-      { ip: '149.72.10.20', count: 30, dkim: DOMAIN, spf: 'fail' },
-      { ip: '203.0.113.9', count: 20, spf: 'fail' },
+    reportXml(DOMAIN, 'google.com', 'g-1', today - 2 * DAY, [
+      row('74.125.0.1', 60, 'pass', DOMAIN),
+      row('149.72.10.20', 30, 'fail', DOMAIN),
+      row('203.0.113.9', 20, 'fail'),
     ]),
     'google',
   )
   await ingest(
     token,
-    reportXml('yahoo.com', 'y-1', today - DAY, [
-      { ip: '74.125.0.1', count: 40, dkim: DOMAIN, spf: 'pass' },
-      { ip: '149.72.10.20', count: 10, dkim: DOMAIN, spf: 'fail' },
+    reportXml(DOMAIN, 'yahoo.com', 'y-1', today - DAY, [
+      row('74.125.0.1', 40, 'pass', DOMAIN),
+      row('149.72.10.20', 10, 'fail', DOMAIN),
     ]),
     'yahoo',
   )

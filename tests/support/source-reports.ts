@@ -30,7 +30,8 @@ const zone: Zone = {
   '7.100.51.198.in-addr.arpa': [{ type: 'PTR', data: 'mx.partner.example' }],
 }
 
-interface Row {
+/** A record of a generated report: its source, count and the auth results the reporter saw. */
+export interface ReportRow {
   ip: string
   count: number
   dkim?: [domain: string, selector: string, result: string]
@@ -38,24 +39,25 @@ interface Row {
   forwarded?: boolean
 }
 
-function reportXml(org: string, id: string, begin: number, rows: Row[]): string {
+/** An aggregate report of one day about `domain` (RFC 7489 appendix C). */
+export function reportXml(domain: string, org: string, id: string, begin: number, rows: ReportRow[]): string {
   const records = rows.map(
     (r) => `<record><row><source_ip>${r.ip}</source_ip><count>${r.count}</count>
       <policy_evaluated><disposition>none</disposition><dkim>fail</dkim><spf>fail</spf>${
         r.forwarded ? '<reason><type>forwarded</type></reason>' : ''
       }</policy_evaluated></row>
-      <identifiers><header_from>${DOMAIN}</header_from></identifiers>
+      <identifiers><header_from>${domain}</header_from></identifiers>
       <auth_results>${
         r.dkim
           ? `<dkim><domain>${r.dkim[0]}</domain><selector>${r.dkim[1]}</selector><result>${r.dkim[2]}</result></dkim>`
           : ''
-      }<spf><domain>${r.spf?.[0] ?? DOMAIN}</domain><result>${r.spf?.[1] ?? 'fail'}</result></spf></auth_results>
+      }<spf><domain>${r.spf?.[0] ?? domain}</domain><result>${r.spf?.[1] ?? 'fail'}</result></spf></auth_results>
     </record>`,
   )
   return `<?xml version="1.0" encoding="UTF-8"?>
 <feedback><report_metadata><org_name>${org}</org_name><email>dmarc@${org}</email><report_id>${id}</report_id>
   <date_range><begin>${begin}</begin><end>${begin + 86_399}</end></date_range></report_metadata>
-  <policy_published><domain>${DOMAIN}</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><pct>100</pct></policy_published>
+  <policy_published><domain>${domain}</domain><adkim>r</adkim><aspf>r</aspf><p>none</p><pct>100</pct></policy_published>
   ${records.join('\n')}
 </feedback>`
 }
@@ -118,11 +120,16 @@ export async function startSourceWorld(): Promise<SourceWorld> {
 
   const DAY = 86_400
   const today = Math.floor(t.clock.now.getTime() / 1000 / DAY) * DAY
-  const google: Row = { ip: '74.125.0.1', count: 0, dkim: [DOMAIN, 'google', 'pass'], spf: [DOMAIN, 'pass'] }
+  const google: ReportRow = {
+    ip: '74.125.0.1',
+    count: 0,
+    dkim: [DOMAIN, 'google', 'pass'],
+    spf: [DOMAIN, 'pass'],
+  }
   await ingest(
     t,
     owner.token,
-    reportXml('google.com', 'g-1', today - 2 * DAY, [
+    reportXml(DOMAIN, 'google.com', 'g-1', today - 2 * DAY, [
       { ...google, count: 60 },
       { ip: '149.72.10.20', count: 45, dkim: ['sendgrid.net', 's1', 'pass'], spf: [DOMAIN, 'pass'] },
       { ip: '149.72.10.20', count: 5, dkim: ['sendgrid.net', 's1', 'pass'], spf: [DOMAIN, 'fail'] },
@@ -133,7 +140,7 @@ export async function startSourceWorld(): Promise<SourceWorld> {
   await ingest(
     t,
     owner.token,
-    reportXml('yahoo.com', 'y-1', today - DAY, [
+    reportXml(DOMAIN, 'yahoo.com', 'y-1', today - DAY, [
       { ...google, count: 40 },
       { ip: '198.51.100.7', count: 10, spf: [DOMAIN, 'softfail'] },
       { ip: '203.0.113.9', count: 5 },
