@@ -1,7 +1,7 @@
 // One <record> at a time (RFC 7489 Appendix C RecordType): its values as they are read, and the
 // checks when it closes. Required elements must be present; source_ip and count also need a value.
 
-import { formatIp, parseIp, parseIpv4 } from '../../spf/ip.ts'
+import { formatIp, isIpv4, parseIp } from '../../spf/ip.ts'
 import type {
   AggregateParseError,
   AggregateRecord,
@@ -25,7 +25,7 @@ const HAS_RESULT = 2
  * written two ways is one source. A strict dotted quad is already canonical (the common case).
  */
 function canonicalSourceIp(record: AggregateRecord): boolean {
-  if (parseIpv4(record.sourceIp) !== null) return true
+  if (isIpv4(record.sourceIp)) return true
   const ip = parseIp(record.sourceIp)
   if (ip === null) return false
   record.sourceIp = formatIp(ip)

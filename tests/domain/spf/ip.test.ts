@@ -3,6 +3,7 @@ import {
   dottedIp,
   formatIp,
   inNetwork,
+  isIpv4,
   maskIp,
   parseIp,
   parseIpv4,
@@ -23,7 +24,19 @@ describe('IPv4 (RFC 7208 §5.6 ip4-network)', () => {
     expect(formatIp(parseIpv4('192.0.2.1')!)).toBe('192.0.2.1')
     expect(parseIpv4('0.0.0.0')).not.toBeNull()
     expect(parseIpv4('255.255.255.255')).not.toBeNull()
+    for (const good of ['10.0.0.10', '100.200.0.1', '249.250.251.252', '1.20.199.9']) {
+      expect(formatIp(parseIpv4(good)!)).toBe(good)
+      expect(isIpv4(good)).toBe(true)
+    }
     for (const bad of [
+      '1..2.3',
+      '.1.2.3',
+      '1.2.3.',
+      '00.1.2.3',
+      '1.2.3.04',
+      '300.1.1.1',
+      '1.2.3.2555',
+      '1.2.3.-4',
       '1.2.3',
       '1.2.3.4.5',
       '01.2.3.4',
@@ -34,6 +47,7 @@ describe('IPv4 (RFC 7208 §5.6 ip4-network)', () => {
       '١.2.3.4',
     ]) {
       expect(parseIpv4(bad)).toBeNull()
+      expect(isIpv4(bad)).toBe(false)
     }
   })
 })
