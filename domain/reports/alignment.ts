@@ -3,6 +3,7 @@
 // Raw reporter values stay on the record (aggregate-types.ts); these only group them.
 
 import { getDomain } from 'tldts'
+import { detached } from './aggregate/xml-text.ts'
 import type { AggregateRecord, PolicyPublished } from './aggregate-types.ts'
 
 /** The Organizational Domain of a name (RFC 7489 §3.2), or null when it has none. */
@@ -15,7 +16,8 @@ export interface AlignmentDeps {
 /**
  * RFC 7489 §3.2 over the Public Suffix List, private suffixes included (so `a.github.io` and
  * `b.github.io` are different organizations). Records repeat the same few domains, so lookups are
- * memoised; the cache is emptied when full, which keeps memory bounded.
+ * memoised; the cache is emptied when full, which keeps memory bounded. It outlives the report, so
+ * what it keeps is copied (parsed values share their chunk's storage: aggregate/xml-text.ts).
  */
 export function publicSuffixOrganizationalDomain(maxEntries = 10_000): OrganizationalDomain {
   const cache = new Map<string, string | null>()
@@ -23,8 +25,9 @@ export function publicSuffixOrganizationalDomain(maxEntries = 10_000): Organizat
     const known = cache.get(domain)
     if (known !== undefined) return known
     if (cache.size >= maxEntries) cache.clear()
-    const organizational = getDomain(domain, { allowPrivateDomains: true })
-    cache.set(domain, organizational)
+    const found = getDomain(domain, { allowPrivateDomains: true })
+    const organizational = found === null ? null : detached(found)
+    cache.set(detached(domain), organizational)
     return organizational
   }
 }

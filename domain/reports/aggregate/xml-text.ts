@@ -4,8 +4,9 @@
 //
 // Speed: text reaches the sink as a range of the buffer, and a value is read with one pass over
 // its characters; trim() and toLowerCase() on a fresh slice cost several times more, and they
-// were the parser's largest cost (docs/decisions-aggregate-parser.md). Values are copied out of
-// the buffer, so records never keep chunk text alive.
+// were the parser's largest cost (docs/decisions-aggregate-parser.md). A value is a slice, which
+// JSC backs with its chunk's storage: whatever keeps a value past its record (the rollup, a cache)
+// keeps a copy made with detached(), or it would keep the whole chunk alive.
 
 /** An element's text: source.slice(start, end), with references still to decode unless `decoded`. */
 export interface XmlText {
@@ -77,12 +78,12 @@ function read(text: XmlText, lower: boolean): string {
       break
     }
   }
-  if (plain) return detached(source.slice(start, end))
+  if (plain) return source.slice(start, end)
   let value = source.slice(start, end)
   if (!text.decoded) value = decodeText(value).trim()
   // toLowerCase() returns its input when there is nothing to lower (a decoded value that held only
   // an unknown `&`), which may still be a slice of the chunk.
-  return detached(lower ? value.toLowerCase() : value)
+  return lower ? value.toLowerCase() : value
 }
 
 /** The content, trimmed, references decoded. */
