@@ -76,7 +76,6 @@ rollups as (
     dkim_domains = ${union('dkim_domains')},
     spf_domains = ${union('spf_domains')},
     reports = daily_rollups.reports + 1
-  returning 1
 ), totals as (
   insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
     disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
@@ -93,14 +92,12 @@ rollups as (
     disposition_reject = daily_domain_totals.disposition_reject + excluded.disposition_reject,
     disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
     reports = daily_domain_totals.reports + 1
-  returning 1
 ), weekly as (
   insert into weekly_failing_sources (account_id, domain_id, week, source_ip, failing)
   select @account, @domain, date_trunc('week', @day::date)::date, u.ip, u.messages
   ${from} ${failing} order by u.ip
   on conflict (account_id, week, domain_id, source_ip)
   do update set failing = weekly_failing_sources.failing + excluded.failing
-  returning 1
 ), selectors as (
   insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
   select @domain, u.selector, u.signing_domain, @day::date, u.messages
@@ -109,7 +106,6 @@ rollups as (
   on conflict (domain_id, selector, signing_domain)
   do update set last_seen = greatest(dkim_selectors_seen.last_seen, excluded.last_seen),
                 messages = dkim_selectors_seen.messages + excluded.messages
-  returning 1
 )`
 }
 
@@ -158,7 +154,6 @@ export const STORE_SMALL = compile(`with report as (
   from report, unnest(@rIp::inet[], @rCount::int[], @rDisposition::text[], @rDkimEvaluated::text[],
     @rSpfEvaluated::text[], @rReasons::json[], @rHeaderFrom::text[], @rEnvelopeFrom::text[], @rEnvelopeTo::text[],
     @rDkim::json[], @rSpf::json[], @rDkimAligned::bool[], @rSpfAligned::bool[], @rDmarcPass::bool[]) as r
-  returning 1
 ), ${figureCtes('report', false)}
 select id from report`)
 
