@@ -62,6 +62,32 @@ export function detached(slice: string): string {
   return slice === '' ? '' : (JSON.parse(JSON.stringify(slice)) as string)
 }
 
+// Lower-cased values (results, dispositions, scopes, domain names) repeat on nearly every record.
+// The last one seen in each slot of a small table, found by a hash of its characters, is handed out
+// again when the same characters come: no new string per record, and the Maps downstream (the
+// rollup's names, the organizational-domain cache) find a string whose hash is already known.
+// Bounded (INTERN_SLOTS values of at most INTERN_MAX characters, copies that keep no chunk alive)
+// and exact: a slot is used only when every character matches.
+const INTERN_SLOTS = 1024
+const INTERN_MAX = 64
+const interned: string[] = new Array(INTERN_SLOTS).fill('')
+
+function internedSlice(source: string, start: number, end: number): string {
+  const length = end - start
+  let hash = length
+  for (let i = start; i < end; i++) hash = (Math.imul(hash, 31) + source.charCodeAt(i)) | 0
+  const slot = (hash ^ (hash >>> 10)) & (INTERN_SLOTS - 1)
+  const known = interned[slot]!
+  if (known.length === length) {
+    let i = 0
+    while (i < length && known.charCodeAt(i) === source.charCodeAt(start + i)) i++
+    if (i === length) return known
+  }
+  const value = detached(source.slice(start, end))
+  interned[slot] = value
+  return value
+}
+
 function read(text: XmlText, lower: boolean): string {
   const source = text.source
   let start = text.start
@@ -78,7 +104,8 @@ function read(text: XmlText, lower: boolean): string {
       break
     }
   }
-  if (plain) return source.slice(start, end)
+  if (plain)
+    return lower && end - start <= INTERN_MAX ? internedSlice(source, start, end) : source.slice(start, end)
   let value = source.slice(start, end)
   if (!text.decoded) value = decodeText(value).trim()
   // toLowerCase() returns its input when there is nothing to lower (a decoded value that held only

@@ -64,3 +64,40 @@ describe('detached', () => {
     expect(lowerValue(text('at&t 7', true))).toBe('at&t 7')
   })
 })
+
+describe('lower-cased values handed out again', () => {
+  const text = (source: string) => ({ source, start: 0, end: source.length, decoded: false })
+
+  test('are exact: thousands of values that share slots each come back as written', () => {
+    const names = Array.from({ length: 5000 }, (_, i) => `d${i}.example`)
+    for (let round = 0; round < 2; round++)
+      for (const name of names) expect(lowerValue(text(`  ${name} `))).toBe(name)
+    // Short values over a small alphabet: many share a slot and a length, in random order.
+    let state = 7
+    const random = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0
+      return state % n
+    }
+    for (let i = 0; i < 20_000; i++) {
+      const value = Array.from({ length: 1 + random(6) }, () => 'abc.'[random(4)]).join('')
+      expect(lowerValue(text(value))).toBe(value)
+    }
+    // Same length and characters in another order; the limit's edge and past it.
+    expect(lowerValue(text('fail'))).toBe('fail')
+    expect(lowerValue(text('lafi'))).toBe('lafi')
+    expect(lowerValue(text('a'.repeat(64)))).toBe('a'.repeat(64))
+    expect(lowerValue(text('b'.repeat(65)))).toBe('b'.repeat(65))
+  })
+
+  test('keep no chunk alive', () => {
+    const total = CHUNKS * CHUNK_CHARS
+    const chunkText = (slice: string) => text(slice)
+    expect(
+      retainedBy(
+        (slice) => lowerValue(chunkText(slice)),
+        (c) => `kept${c}.example`,
+        'kept7.example',
+      ),
+    ).toBeLessThan(total / 10)
+  })
+})
