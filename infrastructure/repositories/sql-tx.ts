@@ -66,15 +66,18 @@ export async function statementOf<T>(database: Database, text: string, params: u
 }
 
 const COPY_CHUNK = 256 * 1024
-const GC_HINT_ROWS = 5000
 const INSERT_BATCH = 400
 
-/** Streams rows into a table: COPY on PostgreSQL, batched multi-row INSERTs on PGlite. */
+/**
+ * Streams rows into a table: COPY on PostgreSQL, batched multi-row INSERTs on PGlite.
+ * `collectEvery` rows, a collection hint (see streamRows).
+ */
 export async function copyRows(
   tx: SqlTx,
   table: string,
   columns: readonly string[],
   rows: AsyncIterable<unknown[]>,
+  collectEvery = 5000,
 ): Promise<void> {
   // Most reports are small: one INSERT costs a round trip, a COPY several. Start with a batch and
   // switch to COPY only when the report turns out to be large.
@@ -101,7 +104,7 @@ export async function copyRows(
       yield next.value
     }
   })()
-  await streamRows(tx, table, columns, rest)
+  await streamRows(tx, table, columns, rest, collectEvery)
 }
 
 async function insertBatch(
@@ -120,6 +123,7 @@ async function streamRows(
   table: string,
   columns: readonly string[],
   rows: AsyncIterable<unknown[]>,
+  collectEvery: number,
 ) {
   if (tx.copy) {
     const stream = await tx.copy(`copy ${table} (${columns.join(', ')}) from stdin`)
@@ -140,7 +144,7 @@ async function streamRows(
         // short-lived garbage, and the few values kept per source pin those pages, so RSS rose
         // ~120 MB over a 100,000-record report; with a hint every few thousand rows, ~40 MB, at
         // no cost in time.
-        if (++n % GC_HINT_ROWS === 0) Bun.gc(false)
+        if (++n % collectEvery === 0) Bun.gc(false)
         buffer += `${row.map(copyField).join('\t')}\n`
         if (buffer.length >= COPY_CHUNK) await flush()
       }
