@@ -1,7 +1,7 @@
 // report_metadata and policy_published: values as read, the checks on them, and the schema variant.
 
 import type { AggregateMetadata, AggregateParseError, PolicyPublished } from '../aggregate-types.ts'
-import { lowerValue, textValue, type XmlText } from './xml-text.ts'
+import { detached, lowerValue, textValue, type XmlText } from './xml-text.ts'
 
 const DMARC_2_NAMESPACE = 'urn:ietf:params:xml:ns:dmarc-2.0'
 const DRAFT_NAMESPACE = 'http://dmarc.org/dmarc-xml/0.1'
@@ -176,6 +176,10 @@ function variantOf(meta: MetadataDraft, policy: PolicyDraft, namespace: string |
   return bis === null ? 'rfc7489' : 'rfc9990'
 }
 
+// The metadata outlives the report's records (a message's outcome, the stored row, logs), so its
+// values are copies: a parsed value shares its chunk's storage (xml-text.ts).
+const own = <T extends string | null>(value: T): T => (value === null ? value : (detached(value) as T))
+
 /** Call after checkMetadata and checkPolicy passed. pct that is not an integer is dropped, not fatal. */
 export function buildMetadata(
   meta: MetadataDraft,
@@ -185,15 +189,26 @@ export function buildMetadata(
   const pct = policy.pct !== null && /^[0-9]{1,3}$/.test(policy.pct) ? Number(policy.pct) : null
   return {
     variant: variantOf(meta, policy, namespace),
-    version: meta.version,
-    orgName: meta.orgName ?? '',
-    email: meta.email,
-    extraContactInfo: meta.extraContactInfo,
-    reportId: meta.reportId ?? '',
+    version: own(meta.version),
+    orgName: own(meta.orgName ?? ''),
+    email: own(meta.email),
+    extraContactInfo: own(meta.extraContactInfo),
+    reportId: own(meta.reportId ?? ''),
     begin: Number(meta.begin),
     end: Number(meta.end),
-    errors: meta.errors,
-    generator: meta.generator,
-    policy: { ...policy, domain: policy.domain ?? '', pct },
+    errors: meta.errors.map(own),
+    generator: own(meta.generator),
+    policy: {
+      domain: own(policy.domain ?? ''),
+      adkim: own(policy.adkim),
+      aspf: own(policy.aspf),
+      p: own(policy.p),
+      sp: own(policy.sp),
+      np: own(policy.np),
+      pct,
+      fo: own(policy.fo),
+      testing: own(policy.testing),
+      discoveryMethod: own(policy.discoveryMethod),
+    },
   }
 }
