@@ -25,9 +25,10 @@ export function publicSuffixOrganizationalDomain(maxEntries = 10_000): Organizat
     const known = cache.get(domain)
     if (known !== undefined) return known
     if (cache.size >= maxEntries) cache.clear()
-    const found = getDomain(domain, { allowPrivateDomains: true })
-    const organizational = found === null ? null : detached(found)
-    cache.set(detached(domain), organizational)
+    // The answer is a slice of its input: asked of the key's copy, it shares only that copy.
+    const key = detached(domain)
+    const organizational = getDomain(key, { allowPrivateDomains: true })
+    cache.set(key, organizational)
     return organizational
   }
 }

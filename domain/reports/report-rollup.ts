@@ -108,9 +108,10 @@ function createSourceTable() {
   const nameOf = (domain: string) => {
     let name = names.get(domain)
     if (name === undefined) {
-      name = evidenceName(domain)
-      if (name !== null) name = detached(name)
-      if (names.size < 10_000) names.set(detached(domain), name)
+      // One copy serves as the key and, when normalising changes nothing, as the name too.
+      const key = detached(domain)
+      name = evidenceName(key)
+      if (names.size < 10_000) names.set(key, name)
     }
     return name
   }
@@ -236,13 +237,10 @@ export function createRollupAccumulator(): RollupAccumulator {
           selectors.set(detached(signature.domain), bySelector)
         }
         const seen = bySelector.get(signature.selector)
-        if (seen === undefined)
-          bySelector.set(detached(signature.selector), {
-            selector: detached(signature.selector),
-            signingDomain: detached(signature.domain),
-            messages: count,
-          })
-        else seen.messages += count
+        if (seen === undefined) {
+          const selector = detached(signature.selector)
+          bySelector.set(selector, { selector, signingDomain: detached(signature.domain), messages: count })
+        } else seen.messages += count
       }
     },
     totals: () => ({ ...totals }),
