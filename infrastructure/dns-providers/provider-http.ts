@@ -1,6 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { ProviderError } from '../../domain/dns-providers/ports.ts'
-import { createGuardedClient, type HttpClient, OutboundError } from '../http/guarded-client.ts'
+import { createGuardedClient, type HttpClient } from '../http/guarded-client.ts'
+import { OutboundError } from '../http/outbound-error.ts'
 
 // The guarded HTTP client with the DNS provider APIs' limits (docs/outbound-http.md): PowerDNS and
 // Cloudflare answers are JSON of a page of records or zones, far below the cap; a provider endpoint

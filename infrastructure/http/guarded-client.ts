@@ -1,6 +1,8 @@
 import { isIP } from 'node:net'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { isPublicAddress } from './address-guard.ts'
+import { readCapped } from './capped-body.ts'
+import { OutboundError } from './outbound-error.ts'
 import { pinnedFetch } from './pinned-fetch.ts'
 
 // The one way out to HTTP (docs/outbound-http.md): webhooks, MTA-STS policies, DNS provider APIs
@@ -10,30 +12,6 @@ import { pinnedFetch } from './pinned-fetch.ts'
 // connection pinned to the checked address (pinned-fetch.ts, against DNS rebinding). The answer is
 // read under a byte cap, and connect and total deadlines bound the time. Credentials never follow a
 // redirect to another origin.
-
-export type OutboundFailureKind =
-  /** The URL or its addresses are not allowed (scheme, SSRF rules), or the URL is malformed. */
-  | 'refused'
-  /** The host has no address (or resolving it failed): DNS may recover, so it is retryable. */
-  | 'unresolved'
-  /** The connection failed (refused, reset, TLS). */
-  | 'connect'
-  /** No status and headers within the connect deadline, or the exchange passed the total one. */
-  | 'timeout'
-  /** The body is larger than the use's cap. */
-  | 'too_large'
-  /** The server redirected and this use does not follow (or the hop limit was reached). */
-  | 'redirect'
-
-export class OutboundError extends Error {
-  constructor(
-    readonly kind: OutboundFailureKind,
-    message: string,
-  ) {
-    super(message)
-    this.name = 'OutboundError'
-  }
-}
 
 /** What one use (webhooks, MTA-STS, a DNS provider, OAuth) allows; see docs/outbound-http.md. */
 export interface OutboundPolicy {
@@ -126,8 +104,14 @@ async function exchange(
   const headers = new Headers(init.headers)
   const maxRedirects = init.redirect === 'follow' ? (init.maxRedirects ?? 3) : 0
   for (let hop = 0; ; hop++) {
-    const address = await vet(policy, url, signal)
-    const response = await connect(policy, url, address, { method, headers, body, signal })
+    const deadline = connectDeadline(policy, url, signal)
+    let response: Response
+    try {
+      const address = await vet(policy, url, deadline.signal)
+      response = await connect(policy, url, address, { method, headers, body, signal: deadline.signal })
+    } finally {
+      deadline.clear()
+    }
     const headersAt = performance.now()
     const location = response.headers.get('location')
     if (REDIRECTS.has(response.status) && location !== null && init.redirect !== 'manual') {
@@ -151,7 +135,7 @@ async function exchange(
       url = next
       continue
     }
-    const read = await readCapped(response, policy, signal, init.overflow ?? 'fail')
+    const read = await readCapped(response, policy.maxResponseBytes, signal, init.overflow ?? 'fail')
     return answer(response, url, read, headersAt)
   }
 }
@@ -197,103 +181,56 @@ async function resolveHost(dns: DnsResolver, host: string, signal: AbortSignal):
   return addresses
 }
 
-/** The request to the vetted address, failing past the connect deadline or the total one. */
+/**
+ * A signal for one hop until its status and headers: aborted by the connect deadline (resolving,
+ * connecting, TLS, the server's first answer) or by the exchange's total deadline.
+ */
+function connectDeadline(
+  policy: OutboundPolicy,
+  url: URL,
+  total: AbortSignal,
+): { signal: AbortSignal; clear(): void } {
+  const hop = new AbortController()
+  const relay = () => hop.abort(total.reason)
+  if (total.aborted) relay()
+  else total.addEventListener('abort', relay, { once: true })
+  const timer = setTimeout(
+    () =>
+      hop.abort(
+        new OutboundError('timeout', `${url.origin} sent no answer within ${policy.connectTimeoutMs} ms`),
+      ),
+    policy.connectTimeoutMs,
+  )
+  return {
+    signal: hop.signal,
+    clear() {
+      clearTimeout(timer)
+      total.removeEventListener('abort', relay)
+    },
+  }
+}
+
+/** The request to the vetted address; a deadline's abort surfaces as its OutboundError. */
 async function connect(
   policy: OutboundPolicy,
   url: URL,
   address: string,
   request: { method: string; headers: Headers; body: string | undefined; signal: AbortSignal },
 ): Promise<Response> {
-  const attempt = new AbortController()
-  const relay = () => attempt.abort(request.signal.reason)
   if (request.signal.aborted) throw request.signal.reason
-  request.signal.addEventListener('abort', relay, { once: true })
-  const connectTimer = setTimeout(
-    () =>
-      attempt.abort(
-        new OutboundError('timeout', `${url.origin} sent no answer within ${policy.connectTimeoutMs} ms`),
-      ),
-    policy.connectTimeoutMs,
-  )
   try {
     return await pinnedFetch(url, address, {
       method: request.method,
       headers: request.headers,
       ...(request.body === undefined ? {} : { body: request.body }),
       redirect: 'manual',
-      signal: attempt.signal,
+      signal: request.signal,
       ...(policy.tls ? { tls: policy.tls } : {}),
     })
   } catch (error) {
-    if (attempt.signal.aborted && attempt.signal.reason instanceof OutboundError) throw attempt.signal.reason
+    if (request.signal.aborted && request.signal.reason instanceof OutboundError) throw request.signal.reason
     throw new OutboundError('connect', `${url.origin}: ${messageOf(error)}`)
-  } finally {
-    clearTimeout(connectTimer)
-    request.signal.removeEventListener('abort', relay)
   }
-}
-
-/** The body, streamed and counted: never more than the cap is held, the rest is cancelled unread. */
-async function readCapped(
-  response: Response,
-  policy: OutboundPolicy,
-  signal: AbortSignal,
-  overflow: 'fail' | 'truncate',
-): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  const cap = policy.maxResponseBytes
-  const tooLarge = () => new OutboundError('too_large', `the answer is larger than ${cap} bytes`)
-  const declared = Number(response.headers.get('content-length'))
-  if (overflow === 'fail' && Number.isFinite(declared) && declared > cap) {
-    await response.body?.cancel().catch(() => {})
-    throw tooLarge()
-  }
-  if (response.body === null) return { bytes: new Uint8Array(0), truncated: false }
-  const reader = response.body.getReader()
-  const cancel = () => reader.cancel().catch(() => {})
-  signal.addEventListener('abort', cancel, { once: true })
-  const chunks: Uint8Array[] = []
-  let size = 0
-  let truncated = false
-  try {
-    while (true) {
-      const { done, value } = await reader.read()
-      if (done) break
-      if (size + value.byteLength > cap) {
-        await cancel()
-        if (overflow === 'fail') throw tooLarge()
-        chunks.push(value.subarray(0, cap - size))
-        size = cap
-        truncated = true
-        break
-      }
-      chunks.push(value)
-      size += value.byteLength
-    }
-  } catch (error) {
-    if (error instanceof OutboundError && error.kind === 'too_large') throw error
-    // A reset or the deadline mid-body: a snippet keeps what came, anything else fails.
-    if (overflow === 'fail')
-      throw signal.aborted ? signal.reason : new OutboundError('connect', messageOf(error))
-    truncated = true
-  } finally {
-    signal.removeEventListener('abort', cancel)
-  }
-  if (signal.aborted) {
-    if (overflow === 'fail') throw signal.reason
-    truncated = true
-  }
-  return { bytes: concat(chunks, size), truncated }
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
 }
 
 function answer(
@@ -330,30 +267,4 @@ function messageOf(error: unknown): string {
     return cause instanceof Error ? `${error.message} (${cause.message})` : error.message
   }
   return String(error)
-}
-
-/**
- * The client as a `fetch` for libraries that take one (jose's remote key set). The body handed
- * back is the capped one; encodings are gone (the body is already decoded), so only the media type
- * is kept.
- */
-export function asFetch(client: HttpClient): typeof fetch {
-  const guarded = async (input: string | URL | Request, init?: RequestInit) => {
-    const url = input instanceof Request ? input.url : String(input)
-    const headers: Record<string, string> = {}
-    new Headers(init?.headers).forEach((value, name) => {
-      headers[name] = value
-    })
-    const answer = await client.request(url, {
-      method: init?.method ?? 'GET',
-      headers,
-      redirect: init?.redirect === 'follow' ? 'follow' : init?.redirect === 'manual' ? 'manual' : 'error',
-    })
-    const type = answer.headers.get('content-type')
-    return new Response(answer.status === 204 || answer.status === 304 ? null : (answer.body as BodyInit), {
-      status: answer.status,
-      headers: type === null ? {} : { 'content-type': type },
-    })
-  }
-  return guarded as typeof fetch
 }

@@ -1,6 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { mtaStsPolicyUrl } from '../../domain/mail/mta-sts.ts'
-import { createGuardedClient, OutboundError, type OutboundResponse } from './guarded-client.ts'
+import { createGuardedClient, type OutboundResponse } from './guarded-client.ts'
+import { OutboundError } from './outbound-error.ts'
 
 export type PolicyFetch = { status: 'ok'; text: string } | { status: 'unavailable'; reason: string }
 export type MtaStsPolicyFetcher = (domain: string) => Promise<PolicyFetch>

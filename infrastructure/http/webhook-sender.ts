@@ -1,7 +1,8 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { type WebhookEvent, webhookBody, webhookDeliveryId } from '../../domain/webhooks/payload.ts'
 import type { AttemptOutcome } from '../../domain/webhooks/schedule.ts'
-import { createGuardedClient, OutboundError, type OutboundResponse } from './guarded-client.ts'
+import { createGuardedClient, type OutboundResponse } from './guarded-client.ts'
+import { OutboundError } from './outbound-error.ts'
 import { signWebhook } from './webhook-signature.ts'
 
 // One webhook delivery attempt (contract §5, issue #6): build and sign the body for this attempt's

@@ -1,10 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import {
-  asFetch,
-  createGuardedClient,
-  type OutboundError,
-  type OutboundPolicy,
-} from '../../../infrastructure/http/guarded-client.ts'
+import { asFetch } from '../../../infrastructure/http/fetch-adapter.ts'
+import { createGuardedClient, type OutboundPolicy } from '../../../infrastructure/http/guarded-client.ts'
+import type { OutboundError } from '../../../infrastructure/http/outbound-error.ts'
 import {
   type HostileServer,
   hugeAnswer,
