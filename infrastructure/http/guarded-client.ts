@@ -120,8 +120,9 @@ async function exchange(
       if (init.redirect !== 'follow' || hop >= maxRedirects)
         throw new OutboundError('redirect', `${url.origin} redirected to ${next?.href ?? location}`)
       if (next === null) throw new OutboundError('redirect', `${url.origin} redirected to ${location}`)
-      // Credentials were given for the first origin only (RFC 9110 §15.4: a client must not
-      // forward them blindly); the next hop is vetted like the first at the top of the loop.
+      // Credentials were given for the first origin only (the Fetch standard's HTTP-redirect fetch
+      // drops Authorization on a cross-origin hop too); once dropped they stay dropped. The next
+      // hop is vetted like the first at the top of the loop.
       if (next.origin !== first.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name)
       // RFC 9110 §15.4.4 (303), and what browsers do for 301/302 after a POST: the next is a GET.
       if (
