@@ -1,14 +1,15 @@
-// Cloudflare through its official SDK (`cloudflare`, API v4) with an API token. Cloudflare stores
-// records one by one, not as sets, so replacing a set is a diff applied in one batch request
-// (POST /zones/:id/dns_records/batch), which Cloudflare runs in one database transaction: all of it
-// or none. Its edge still propagates each record on its own, so the diff rewrites records in place
-// where it can: replacing a one-record SPF set is one PATCH, and no resolver ever sees two SPF
-// records or none.
+// Cloudflare through its API v4 (https://developers.cloudflare.com/api/) with an API token, called
+// directly through the guarded client (docs/outbound-http.md; why not the SDK: docs/decisions.md).
+// Cloudflare stores records one by one, not as sets, so replacing a set is a diff applied in one
+// batch request (POST /zones/:id/dns_records/batch), which Cloudflare runs in one database
+// transaction: all of it or none. Its edge still propagates each record on its own, so the diff
+// rewrites records in place where it can: replacing a one-record SPF set is one PATCH, and no
+// resolver ever sees two SPF records or none.
 
-import Cloudflare from 'cloudflare'
 import { parseRetryAfter, providerErrorForStatus } from '../../domain/dns-providers/errors.ts'
 import {
   type DnsProvider,
+  type ProviderError,
   type ProviderResult,
   providerFail,
   providerOk,
@@ -26,6 +27,8 @@ import {
   unquoteTxt,
   validateRecordSet,
 } from '../../domain/dns-providers/record-set.ts'
+import type { HttpClient, OutboundResponse } from '../http/guarded-client.ts'
+import { isObject, malformed, outboundFailure } from './provider-http.ts'
 
 export interface CloudflareOptions {
   apiToken: string
@@ -33,10 +36,9 @@ export interface CloudflareOptions {
   baseUrl?: string
   /** Set for account-owned tokens, which are verified under the account instead of the user. */
   accountId?: string
-  /** Per request, in milliseconds (default 10000). */
-  timeoutMs?: number
-  /** SDK retries of 429/5xx/network errors (default 0: the job queue retries, with our backoff). */
-  maxRetries?: number
+  /** The guarded client with the provider limits (provider-http.ts). No retries here: the job
+   * queue retries, with its backoff. */
+  http: HttpClient
   /** DNS records per list page (default 500). */
   recordsPerPage?: number
 }
@@ -48,7 +50,14 @@ interface CfRecord {
   type: string
   content?: string
   ttl: number
-  priority?: number
+  priority?: number | null
+}
+
+/** The API v4 envelope (the fields read here); `result` is checked where it is used. */
+interface Envelope {
+  success: true
+  result: unknown
+  result_info?: unknown
 }
 
 // Cloudflare caps zone pages at 50; record pages may be larger, 500 keeps answers moderate.
@@ -74,31 +83,59 @@ const LISTABLE_TYPES = new Set([
   'SVCB',
 ])
 
-function failure(error: unknown): ProviderResult<never> {
-  if (error instanceof Cloudflare.APIConnectionError) {
-    return providerFail('unavailable', `Cloudflare API unreachable: ${error.message}`)
+/** A failed call's answer, thrown inside an operation and turned into its result by attempt(). */
+class Failed extends Error {
+  constructor(readonly failure: ProviderError) {
+    super(failure.message)
   }
-  if (!(error instanceof Cloudflare.APIError) || error.status === undefined) throw error
-  const codes = error.errors.map((e) => e.code ?? 0)
-  const detail = error.errors.map((e) => `${e.code} ${e.message}`).join('; ') || error.message
-  const message = `Cloudflare: ${error.status} ${detail}`
-  const retryAfter = parseRetryAfter(error.headers?.get('retry-after'), Date.now())
-  const mapped = providerErrorForStatus(error.status, message, retryAfter)
-  if (error.status < 500 && error.status !== 429) {
-    if (codes.some((c) => BAD_CREDENTIALS.has(c))) mapped.kind = 'bad_credentials'
-    else if (codes.some((c) => CONFLICT.has(c))) mapped.kind = 'conflict'
-    else if (codes.some((c) => NOT_FOUND.has(c))) mapped.kind = 'not_found'
-  }
-  return { ok: false, failure: mapped }
 }
 
 async function attempt<T>(run: () => Promise<ProviderResult<T>>): Promise<ProviderResult<T>> {
   try {
     return await run()
   } catch (error) {
-    return failure(error)
+    if (error instanceof Failed) return { ok: false, failure: error.failure }
+    throw error
   }
 }
+
+/** The v4 envelope's error list (`errors: [{code, message}]`), whatever else the body holds. */
+function apiErrors(body: unknown): { code: number; message: string }[] {
+  if (!isObject(body) || !Array.isArray(body.errors)) return []
+  return body.errors.filter(isObject).map((e) => ({
+    code: typeof e.code === 'number' ? e.code : 0,
+    message: typeof e.message === 'string' ? e.message.slice(0, 200) : '',
+  }))
+}
+
+/** A non-2xx answer (or `success: false`) as the port's error, refined by Cloudflare's codes. */
+function statusFailure(response: OutboundResponse, body: unknown): ProviderError {
+  const errors = apiErrors(body)
+  const codes = errors.map((e) => e.code)
+  const detail = errors.map((e) => `${e.code} ${e.message}`).join('; ') || 'no error detail'
+  const status = response.status >= 200 && response.status < 300 ? 400 : response.status
+  const message = `Cloudflare: ${response.status} ${detail}`
+  const retryAfter = parseRetryAfter(response.headers.get('retry-after'), Date.now())
+  const mapped = providerErrorForStatus(status, message, retryAfter)
+  if (status < 500 && status !== 429) {
+    if (codes.some((c) => BAD_CREDENTIALS.has(c))) mapped.kind = 'bad_credentials'
+    else if (codes.some((c) => CONFLICT.has(c))) mapped.kind = 'conflict'
+    else if (codes.some((c) => NOT_FOUND.has(c))) mapped.kind = 'not_found'
+  }
+  return mapped
+}
+
+const isRecord = (value: unknown): value is CfRecord =>
+  isObject(value) &&
+  typeof value.id === 'string' &&
+  typeof value.name === 'string' &&
+  typeof value.type === 'string' &&
+  typeof value.ttl === 'number' &&
+  (value.content === undefined || typeof value.content === 'string') &&
+  (value.priority === undefined || value.priority === null || typeof value.priority === 'number')
+
+const isZone = (value: unknown): value is { id: string; name: string } =>
+  isObject(value) && typeof value.id === 'string' && typeof value.name === 'string'
 
 /** The port's value of a record: TXT unquoted, MX as `priority exchange`, names without the dot. */
 function toValue(record: CfRecord): string {
@@ -119,59 +156,100 @@ function toFields(type: string, value: string): { content: string; priority?: nu
   return { content: value }
 }
 
-/** All pages of a list, stopping at the last page Cloudflare reports rather than at an empty one. */
-async function allPages<T>(
-  first: Promise<{ result: T[]; result_info: object }>,
-  perPage: number,
-  next: (page: number) => Promise<{ result: T[]; result_info: object }>,
-): Promise<T[]> {
-  const items: T[] = []
-  let response = await first
-  for (let page = 1; page <= MAX_PAGES; page++) {
-    items.push(...response.result)
-    const info = response.result_info as { total_pages?: number }
-    const last = info.total_pages !== undefined ? page >= info.total_pages : response.result.length < perPage
-    if (last || response.result.length === 0) break
-    response = await next(page + 1)
-  }
-  return items
-}
-
 export function createCloudflareProvider(options: CloudflareOptions): DnsProvider {
-  const client = new Cloudflare({
-    apiToken: options.apiToken,
-    baseURL: options.baseUrl ?? 'https://api.cloudflare.com/client/v4',
-    timeout: options.timeoutMs ?? 10_000,
-    maxRetries: options.maxRetries ?? 0,
-  })
-
+  const base = (options.baseUrl ?? 'https://api.cloudflare.com/client/v4').replace(/\/+$/, '')
+  const label = `Cloudflare API at ${new URL(base).origin}`
   const recordsPerPage = options.recordsPerPage ?? RECORDS_PER_PAGE
+
+  /** One call: the envelope's `result` when `success`, else the failure (thrown as Failed). */
+  async function call(method: string, path: string, body?: unknown): Promise<Envelope> {
+    let response: OutboundResponse
+    try {
+      response = await options.http.request(`${base}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${options.apiToken}`,
+          Accept: 'application/json',
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        // The token is for this origin only: a redirect is a failure, never followed.
+        redirect: 'error',
+      })
+    } catch (error) {
+      throw new Failed(outboundFailure(label, error))
+    }
+    let parsed: unknown
+    try {
+      parsed = response.json()
+    } catch {
+      parsed = undefined
+    }
+    const ok = response.status >= 200 && response.status < 300
+    if (!ok) throw new Failed(statusFailure(response, parsed))
+    if (!isObject(parsed)) throw new Failed(malformed(label, `${method} ${path} is not a JSON object`))
+    if (parsed.success !== true) {
+      if (parsed.success === false) throw new Failed(statusFailure(response, parsed))
+      throw new Failed(malformed(label, `${method} ${path} has no "success"`))
+    }
+    return parsed as unknown as Envelope
+  }
+
+  /** All pages of a list, stopping at the last page Cloudflare reports rather than at an empty one. */
+  async function allPages<T>(
+    path: string,
+    query: Record<string, string>,
+    perPage: number,
+    valid: (value: unknown) => value is T,
+  ): Promise<T[]> {
+    const items: T[] = []
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const search = new URLSearchParams({ ...query, page: String(page), per_page: String(perPage) })
+      const envelope = await call('GET', `${path}?${search}`)
+      const result = envelope.result
+      if (!Array.isArray(result) || !result.every(valid))
+        throw new Failed(malformed(label, `GET ${path} has no list of the expected items in "result"`))
+      items.push(...result)
+      const info = isObject(envelope.result_info) ? envelope.result_info : {}
+      const totalPages = typeof info.total_pages === 'number' ? info.total_pages : undefined
+      const last = totalPages !== undefined ? page >= totalPages : result.length < perPage
+      if (last || result.length === 0) break
+    }
+    return items
+  }
 
   async function listRecords(zone: Zone, filter: RecordFilter): Promise<CfRecord[]> {
     const type = filter.type?.toUpperCase()
-    const query = (page: number) =>
-      client.dns.records.list({
-        zone_id: zone.id,
-        page,
-        per_page: recordsPerPage,
-        ...(filter.name === undefined ? {} : { name: { exact: normalizeName(filter.name) } }),
-        ...(type && LISTABLE_TYPES.has(type) ? { type: type as 'TXT' } : {}),
-      }) as unknown as Promise<{ result: CfRecord[]; result_info: object }>
-    const records = await allPages(query(1), recordsPerPage, query)
+    const query: Record<string, string> = {
+      ...(filter.name === undefined ? {} : { 'name.exact': normalizeName(filter.name) }),
+      ...(type && LISTABLE_TYPES.has(type) ? { type } : {}),
+    }
+    const records = await allPages(
+      `/zones/${encodeURIComponent(zone.id)}/dns_records`,
+      query,
+      recordsPerPage,
+      isRecord,
+    )
     // Filtered here too: the API cannot filter every type, and an unfiltered list must never reach
     // a delete.
     const name = filter.name === undefined ? undefined : normalizeName(filter.name)
     return records.filter((r) => (!type || r.type === type) && (!name || normalizeName(r.name) === name))
   }
 
+  const batch = (zone: Zone, changes: Record<string, unknown>) =>
+    call('POST', `/zones/${encodeURIComponent(zone.id)}/dns_records/batch`, changes)
+
   return {
     kind: 'cloudflare',
 
     authenticate: () =>
       attempt(async () => {
-        const token = options.accountId
-          ? await client.accounts.tokens.verify({ account_id: options.accountId })
-          : await client.user.tokens.verify()
+        const path = options.accountId
+          ? `/accounts/${encodeURIComponent(options.accountId)}/tokens/verify`
+          : '/user/tokens/verify'
+        const token = (await call('GET', path)).result
+        if (!isObject(token) || typeof token.status !== 'string')
+          return { ok: false, failure: malformed(label, `GET ${path} has no token in "result"`) }
         if (token.status !== 'active')
           return providerFail('bad_credentials', `the API token is ${token.status}`)
         return providerOk(options.accountId ? { account: options.accountId } : {})
@@ -179,8 +257,7 @@ export function createCloudflareProvider(options: CloudflareOptions): DnsProvide
 
     listZones: () =>
       attempt(async () => {
-        const query = (page: number) => client.zones.list({ page, per_page: ZONES_PER_PAGE })
-        const zones = await allPages(query(1), ZONES_PER_PAGE, query)
+        const zones = await allPages('/zones', {}, ZONES_PER_PAGE, isZone)
         return providerOk(zones.map((zone) => ({ id: zone.id, name: normalizeName(zone.name) })))
       }),
 
@@ -225,7 +302,7 @@ export function createCloudflareProvider(options: CloudflareOptions): DnsProvide
         }
         const deletes = spare.map((record) => ({ id: record.id }))
         if (patches.length + posts.length + deletes.length === 0) return providerOk(undefined)
-        await client.dns.records.batch({ zone_id: zone.id, deletes, patches, posts } as never)
+        await batch(zone, { deletes, patches, posts })
         return providerOk(undefined)
       }),
 
@@ -235,7 +312,7 @@ export function createCloudflareProvider(options: CloudflareOptions): DnsProvide
         if (!isInZone(name, zone.name)) return providerFail('invalid', `${name} is not in zone ${zone.name}`)
         const existing = await listRecords(zone, { name, type: rawType })
         if (existing.length === 0) return providerOk(undefined)
-        await client.dns.records.batch({ zone_id: zone.id, deletes: existing.map((r) => ({ id: r.id })) })
+        await batch(zone, { deletes: existing.map((r) => ({ id: r.id })) })
         return providerOk(undefined)
       }),
   }

@@ -24,6 +24,8 @@ import {
   validateRecordSet,
   withTrailingDot,
 } from '../../domain/dns-providers/record-set.ts'
+import type { HttpClient, OutboundResponse } from '../http/guarded-client.ts'
+import { isObject, malformed, outboundFailure } from './provider-http.ts'
 
 export interface PowerDnsOptions {
   /** The webserver's origin, e.g. `http://127.0.0.1:8081` (a trailing `/api/v1` is accepted too). */
@@ -31,9 +33,8 @@ export interface PowerDnsOptions {
   apiKey: string
   /** The `server_id` of the URL; always `localhost` for the Authoritative server. */
   serverId?: string
-  /** Per request, in milliseconds (default 10000). */
-  timeoutMs?: number
-  fetch?: typeof fetch
+  /** The guarded client with the provider limits (provider-http.ts): caps, deadlines, SSRF rules. */
+  http: HttpClient
 }
 
 interface PdnsRrset {
@@ -77,6 +78,17 @@ function toContent(type: string, value: string): string {
   return value
 }
 
+function isRrset(value: unknown): value is PdnsRrset {
+  return (
+    isObject(value) &&
+    typeof value.name === 'string' &&
+    typeof value.type === 'string' &&
+    typeof value.ttl === 'number' &&
+    Array.isArray(value.records) &&
+    value.records.every((r) => isObject(r) && typeof r.content === 'string')
+  )
+}
+
 function errorText(body: unknown, fallback: string): string {
   if (body && typeof body === 'object' && 'error' in body && typeof body.error === 'string') return body.error
   if (typeof body === 'string' && body.trim() !== '') return body.trim()
@@ -86,38 +98,44 @@ function errorText(body: unknown, fallback: string): string {
 export function createPowerDnsProvider(options: PowerDnsOptions): DnsProvider {
   const base = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '')
   const server = `${base}/api/v1/servers/${encodeURIComponent(options.serverId ?? 'localhost')}`
-  const timeoutMs = options.timeoutMs ?? 10_000
-  const fetchImpl = options.fetch ?? fetch
+  const label = `PowerDNS API at ${base}`
 
   async function request(method: string, path: string, body?: unknown): Promise<Answer> {
-    let response: Response
+    let response: OutboundResponse
     try {
-      response = await fetchImpl(`${server}${path}`, {
+      response = await options.http.request(`${server}${path}`, {
         method,
         headers: {
           'X-API-Key': options.apiKey,
           Accept: 'application/json',
           ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        // The key is for this origin only: a redirect is a failure, never followed.
         redirect: 'error',
       })
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error)
-      return { ok: false, failure: { kind: 'unavailable', message: `PowerDNS API at ${base}: ${reason}` } }
+      return { ok: false, failure: outboundFailure(label, error) }
     }
-    const text = await response.text().catch(() => '')
+    const text = response.text()
     let parsed: unknown = text
-    if ((response.headers.get('content-type') ?? '').includes('json') && text !== '') {
+    let json = false
+    if (text !== '') {
       try {
         parsed = JSON.parse(text)
+        json = true
       } catch {
         parsed = text
       }
     }
-    if (response.ok) return { ok: true, body: parsed }
-    const message = `PowerDNS ${method} ${path}: ${response.status} ${errorText(parsed, response.statusText)}`
+    if (response.status >= 200 && response.status < 300) {
+      // Every documented success is JSON, or empty (204 for a PATCH).
+      if (!json && text !== '')
+        return { ok: false, failure: malformed(label, `${method} ${path} is not JSON`) }
+      return { ok: true, body: parsed }
+    }
+    const shown = typeof parsed === 'string' ? parsed.slice(0, 200) : parsed
+    const message = `PowerDNS ${method} ${path}: ${response.status} ${errorText(shown, '')}`.trim()
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'), Date.now())
     const error = providerErrorForStatus(response.status, message, retryAfter)
     // PowerDNS reports a CNAME beside other data (RFC 2181 §10.1) as 422 "Conflicts with ...".
@@ -138,16 +156,28 @@ export function createPowerDnsProvider(options: PowerDnsOptions): DnsProvider {
     async authenticate() {
       // The server resource needs the key and nothing else: the cheapest authenticated call.
       const answer = await request('GET', '')
-      return answer.ok ? providerOk({}) : answer
+      if (!answer.ok) return answer
+      // The server object (API docs, "Server"): anything else is not a PowerDNS API.
+      if (
+        !isObject(answer.body) ||
+        typeof answer.body.id !== 'string' ||
+        typeof answer.body.daemon_type !== 'string'
+      )
+        return { ok: false, failure: malformed(label, 'the server resource is not a PowerDNS server object') }
+      return providerOk({})
     },
 
     async listZones() {
       const answer = await request('GET', '/zones')
       if (!answer.ok) return answer
-      if (!Array.isArray(answer.body))
-        return providerFail('unavailable', 'PowerDNS /zones did not return a list')
+      const zones = answer.body
+      if (
+        !Array.isArray(zones) ||
+        !zones.every((z) => isObject(z) && typeof z.id === 'string' && typeof z.name === 'string')
+      )
+        return { ok: false, failure: malformed(label, '/zones is not a list of zones') }
       return providerOk(
-        (answer.body as { id: string; name: string }[]).map((zone) => ({
+        (zones as { id: string; name: string }[]).map((zone) => ({
           id: zone.id,
           name: normalizeName(zone.name),
         })),
@@ -164,7 +194,10 @@ export function createPowerDnsProvider(options: PowerDnsOptions): DnsProvider {
       }
       const answer = await request('GET', `${zonePath(zone)}?${query}`)
       if (!answer.ok) return answer
-      const rrsets = (answer.body as { rrsets?: PdnsRrset[] }).rrsets ?? []
+      if (!isObject(answer.body)) return { ok: false, failure: malformed(label, 'the zone is not an object') }
+      const rrsets = answer.body.rrsets ?? []
+      if (!Array.isArray(rrsets) || !rrsets.every(isRrset))
+        return { ok: false, failure: malformed(label, 'the zone’s rrsets are not RRsets') }
       const sets: RecordSet[] = rrsets
         .map((rrset) => ({
           name: normalizeName(rrset.name),

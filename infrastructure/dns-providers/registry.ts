@@ -9,23 +9,27 @@ import {
 } from '../../domain/dns-providers/ports.ts'
 import type { Connection, OpenProvider } from '../../domain/dns-providers/use-cases.ts'
 import { checkPublicHost } from '../http/address-guard.ts'
-import { pinnedFetch } from '../http/pinned-fetch.ts'
+import { createCloudflareProvider } from './cloudflare.ts'
 import { createPowerDnsProvider } from './powerdns.ts'
+import { providerHttpClient } from './provider-http.ts'
 import { createRfc2136Provider } from './rfc2136.ts'
 
 // From a stored connection (settings + opened secret) to the adapter behind the DnsProvider port.
 // Provider endpoints are user-supplied, so they get the webhooks' SSRF rules (address-guard.ts):
 // https only and public addresses only, unless the operator allows private targets
-// (WEBHOOK_ALLOW_PRIVATE, which also allows http). PowerDNS requests go to the address that was
-// checked (pinned, against DNS rebinding); the Cloudflare SDK takes no fetch, so its (optional)
-// base URL is checked when the adapter is built, per operation; an RFC 2136 server name is
-// resolved, checked, and the address used.
+// (WEBHOOK_ALLOW_PRIVATE, which also allows http). The URL is checked here, when the adapter is
+// built, so a refused endpoint is a 400 on the setting; PowerDNS and Cloudflare requests then go
+// through the guarded client (provider-http.ts, docs/outbound-http.md), which checks every request
+// again and sends it to the checked address (against DNS rebinding), under the provider limits. An
+// RFC 2136 server name is resolved, checked, and the address used.
 
 export interface RegistryDeps {
   dns: DnsResolver
   allowPrivate: boolean
-  /** Per provider request (default: each adapter's own, 10 s for HTTP, 5 s for DNS). */
+  /** Per provider request (default: 10 s to connect and 30 s in all for HTTP, 5 s for DNS). */
   timeoutMs?: number
+  /** The HTTP answer cap (default PROVIDER_MAX_RESPONSE_BYTES, 8 MB). */
+  maxResponseBytes?: number
 }
 
 const CLOUDFLARE_API = 'https://api.cloudflare.com/client/v4'
@@ -49,18 +53,6 @@ async function checkUrl(deps: RegistryDeps, raw: string): Promise<Checked> {
   return { ok: true, url, address: checked.addresses[0]! }
 }
 
-/** A fetch for one vetted origin: every request is checked again and sent to the checked address. */
-function guardedFetch(deps: RegistryDeps, origin: string): typeof fetch {
-  const guarded = async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : String(input))
-    if (url.origin !== origin) throw new Error(`refusing a request outside ${origin}`)
-    const checked = await checkUrl(deps, url.href)
-    if (!checked.ok) throw new Error(checked.reason)
-    return pinnedFetch(url, checked.address, init ?? {})
-  }
-  return guarded as typeof fetch
-}
-
 function hostPort(server: string): { host: string; port: number } {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(server)
   if (bracketed) return { host: bracketed[1]!, port: Number(bracketed[2] ?? 53) }
@@ -70,20 +62,24 @@ function hostPort(server: string): { host: string; port: number } {
 }
 
 export function providerRegistry(deps: RegistryDeps) {
+  const http = providerHttpClient({
+    dns: deps.dns,
+    allowPrivate: deps.allowPrivate,
+    ...(deps.timeoutMs ? { connectTimeoutMs: deps.timeoutMs, totalTimeoutMs: deps.timeoutMs } : {}),
+    ...(deps.maxResponseBytes ? { maxResponseBytes: deps.maxResponseBytes } : {}),
+  })
   async function build(settings: ProviderSettings, secret: string): Promise<ProviderResult<DnsProvider>> {
     const timeoutMs = deps.timeoutMs
     switch (settings.provider) {
       case 'powerdns': {
         const checked = await checkUrl(deps, settings.base_url)
         if (!checked.ok) return providerFail('invalid', checked.reason)
-        const fetchImpl = guardedFetch(deps, checked.url.origin)
         return providerOk(
           createPowerDnsProvider({
             baseUrl: settings.base_url,
             apiKey: secret,
             serverId: settings.server_id,
-            fetch: fetchImpl,
-            ...(timeoutMs ? { timeoutMs } : {}),
+            http,
           }),
         )
       }
@@ -92,15 +88,12 @@ export function providerRegistry(deps: RegistryDeps) {
           const checked = await checkUrl(deps, settings.base_url)
           if (!checked.ok) return providerFail('invalid', checked.reason)
         }
-        // Loaded on first use: the SDK alone is ~17 MB of resident memory in every process
-        // (measured with Bun 1.4), and most deployments never connect Cloudflare.
-        const { createCloudflareProvider } = await import('./cloudflare.ts')
         return providerOk(
           createCloudflareProvider({
             apiToken: secret,
             baseUrl: settings.base_url ?? CLOUDFLARE_API,
             ...(settings.account_id ? { accountId: settings.account_id } : {}),
-            ...(timeoutMs ? { timeoutMs } : {}),
+            http,
           }),
         )
       }

@@ -1,8 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { mtaStsPolicyUrl } from '../../domain/mail/mta-sts.ts'
-import { checkPublicHost } from './address-guard.ts'
-import { pinnedFetch } from './pinned-fetch.ts'
-import { readLimitedText } from './read-limited.ts'
+import { createGuardedClient, type OutboundResponse } from './guarded-client.ts'
+import { OutboundError } from './outbound-error.ts'
 
 export type PolicyFetch = { status: 'ok'; text: string } | { status: 'unavailable'; reason: string }
 export type MtaStsPolicyFetcher = (domain: string) => Promise<PolicyFetch>
@@ -20,33 +19,36 @@ export function createMtaStsFetcher(options: {
   /** Test seam: where `mta-sts.<domain>` is reached (host:port), instead of port 443. */
   port?: number
 }): MtaStsPolicyFetcher {
+  const client = createGuardedClient({
+    dns: options.dns,
+    allowPrivate: options.allowPrivate ?? false,
+    maxResponseBytes: MAX_POLICY_BYTES,
+    connectTimeoutMs: options.timeoutMs ?? 10_000,
+    totalTimeoutMs: options.timeoutMs ?? 10_000,
+    ...(options.tls ? { tls: options.tls } : {}),
+  })
   return async (domain) => {
     const url = new URL(mtaStsPolicyUrl(domain))
     if (options.port !== undefined) url.port = String(options.port)
-    const host = await checkPublicHost(
-      { dns: options.dns, allowPrivate: options.allowPrivate ?? false },
-      url.hostname,
-    )
-    if (!host.ok) return { status: 'unavailable', reason: host.reason }
+    let response: OutboundResponse
     try {
-      const response = await pinnedFetch(url, host.addresses[0]!, {
+      response = await client.request(url, {
+        // The 3xx is an answer that is not 200, so it is refused below without being followed.
         redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
         headers: { accept: 'text/plain', 'user-agent': 'dmarcwatch (MTA-STS policy check)' },
-        ...(options.tls ? { tls: options.tls } : {}),
       })
-      if (response.status !== 200) {
-        await response.body?.cancel()
-        return { status: 'unavailable', reason: `HTTP ${response.status} from ${url.origin}` }
-      }
-      const type = response.headers.get('content-type') ?? ''
-      const { text, truncated } = await readLimitedText(response, MAX_POLICY_BYTES)
-      if (truncated) return { status: 'unavailable', reason: 'the policy is larger than 64 KB' }
-      if (!/^text\/plain\b/i.test(type))
-        return { status: 'unavailable', reason: `media type "${type}" is not text/plain` }
-      return { status: 'ok', text }
     } catch (error) {
+      if (error instanceof OutboundError && error.kind === 'too_large')
+        return { status: 'unavailable', reason: 'the policy is larger than 64 KB' }
+      if (error instanceof OutboundError && (error.kind === 'refused' || error.kind === 'unresolved'))
+        return { status: 'unavailable', reason: error.message }
       return { status: 'unavailable', reason: `fetching ${url.href} failed: ${(error as Error).message}` }
     }
+    if (response.status !== 200)
+      return { status: 'unavailable', reason: `HTTP ${response.status} from ${url.origin}` }
+    const type = response.headers.get('content-type') ?? ''
+    if (!/^text\/plain\b/i.test(type))
+      return { status: 'unavailable', reason: `media type "${type}" is not text/plain` }
+    return { status: 'ok', text: response.text() }
   }
 }

@@ -1,9 +1,8 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { type WebhookEvent, webhookBody, webhookDeliveryId } from '../../domain/webhooks/payload.ts'
 import type { AttemptOutcome } from '../../domain/webhooks/schedule.ts'
-import { checkPublicHost, isPublicAddress } from './address-guard.ts'
-import { pinnedFetch } from './pinned-fetch.ts'
-import { readLimitedText } from './read-limited.ts'
+import { createGuardedClient, type OutboundResponse } from './guarded-client.ts'
+import { OutboundError } from './outbound-error.ts'
 import { signWebhook } from './webhook-signature.ts'
 
 // One webhook delivery attempt (contract §5, issue #6): build and sign the body for this attempt's
@@ -68,14 +67,22 @@ export async function sendWebhook(
     ...answer,
   })
 
-  const target = await vetTarget(deps, input.url)
+  const target = vetUrl(deps, input.url)
   if (!target.ok) return result(target.outcome, elapsed())
 
   const signature = await signWebhook(input.secret, requestBody)
-  const signal = AbortSignal.timeout(deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS)
-  let response: Response
+  const timeoutMs = deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS
+  const client = createGuardedClient({
+    dns: deps.dns,
+    allowPrivate: deps.allowPrivate,
+    maxResponseBytes: MAX_RESPONSE_BYTES,
+    connectTimeoutMs: timeoutMs,
+    totalTimeoutMs: timeoutMs,
+    ...(deps.tls ? { tls: deps.tls } : {}),
+  })
+  let response: OutboundResponse
   try {
-    response = await pinnedFetch(target.url, target.address, {
+    response = await client.request(target.url, {
       method: 'POST',
       body: requestBody,
       headers: {
@@ -88,46 +95,37 @@ export async function sendWebhook(
         // on what the receiver sends, not on what a small compressed body expands to.
         'Accept-Encoding': 'identity',
       },
-      // A redirect could send the signed body to a host that never passed the address checks.
+      // A redirect could send the signed body to a host that never passed the address checks: the
+      // 3xx is the receiver's answer.
       redirect: 'manual',
-      signal,
-      ...(deps.tls ? { tls: deps.tls } : {}),
+      // The status is the receiver's answer; the body only feeds the log. A body that is cut by the
+      // timeout or a reset leaves the verdict to the status, so a slow-streaming 200 is delivered.
+      overflow: 'truncate',
     })
   } catch (error) {
-    return result(fetchFailure(error, signal), elapsed())
+    return result(failureOutcome(error), elapsed())
   }
-  const latencyMs = elapsed()
-
-  // The status is the receiver's answer; the body only feeds the log. A body that is cut by the
-  // timeout or a reset leaves the verdict to the status, so a slow-streaming 200 is still delivered.
-  let text = ''
-  let truncated: boolean
-  try {
-    ;({ text, truncated } = await readLimitedText(response, MAX_RESPONSE_BYTES))
-  } catch {
-    truncated = true
-  }
-  const snippet = firstBytes(text, RESPONSE_SNIPPET_BYTES)
+  const latencyMs = Math.round(response.headersAt - started)
+  const snippet = firstBytes(response.text(), RESPONSE_SNIPPET_BYTES)
   return result({ kind: 'response', status: response.status }, latencyMs, {
     status: response.status,
     responseSnippet: snippet,
-    responseTruncated: truncated,
+    responseTruncated: response.truncated,
   })
 }
 
-type Target = { ok: true; url: URL; address: string } | { ok: false; outcome: AttemptOutcome }
+type Target = { ok: true; url: URL } | { ok: false; outcome: AttemptOutcome }
 
 const blocked = (reason: string): Target => ({ ok: false, outcome: { kind: 'blocked', reason } })
 
 /**
- * https only, and every address the host resolves to must be public, unless the operator allows
- * private targets: then plain http is allowed too, since closed networks and test receivers rarely
- * have certificates. A host that does not resolve is a connection error, not a block: DNS failures
- * (timeouts, a record not yet published) pass, and the contract retries connection errors.
- * checkPublicHost folds "no address" and "non-public" into one refusal, so it is asked only to
- * resolve, and the public check is applied here.
+ * https only, unless the operator allows private targets: then plain http is allowed too, since
+ * closed networks and test receivers rarely have certificates. The addresses are vetted by the
+ * guarded client (docs/outbound-http.md): every address the host resolves to must be public unless
+ * private targets are allowed. A host that does not resolve is a connection error, not a block: DNS
+ * failures (timeouts, a record not yet published) pass, and the contract retries connection errors.
  */
-async function vetTarget(deps: WebhookSenderDeps, raw: string): Promise<Target> {
+function vetUrl(deps: WebhookSenderDeps, raw: string): Target {
   let url: URL
   try {
     url = new URL(raw)
@@ -137,39 +135,19 @@ async function vetTarget(deps: WebhookSenderDeps, raw: string): Promise<Target> 
   const httpAllowed = deps.allowPrivate && url.protocol === 'http:'
   if (url.protocol !== 'https:' && !httpAllowed)
     return blocked(`webhook URLs must use https, not ${url.protocol}`)
-
-  // URL keeps IPv6 literals in brackets; the address checks want the bare address.
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-  let resolved: Awaited<ReturnType<typeof checkPublicHost>>
-  try {
-    resolved = await checkPublicHost({ dns: deps.dns, allowPrivate: true }, host)
-  } catch (error) {
-    return {
-      ok: false,
-      outcome: { kind: 'connection_error', message: `resolving ${host}: ${message(error)}` },
-    }
-  }
-  if (!resolved.ok) return { ok: false, outcome: { kind: 'connection_error', message: resolved.reason } }
-  if (!deps.allowPrivate) {
-    // No partial trust: one internal address among public ones is enough to refuse the host.
-    const inside = resolved.addresses.find((address) => !isPublicAddress(address))
-    if (inside !== undefined) return blocked(`${host} is or resolves to a non-public address (${inside})`)
-  }
-  return { ok: true, url, address: resolved.addresses[0]! }
+  return { ok: true, url }
 }
 
-function fetchFailure(error: unknown, signal: AbortSignal): AttemptOutcome {
-  const name = (error as { name?: unknown } | null)?.name
-  if (
-    name === 'TimeoutError' ||
-    (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError')
-  )
-    return { kind: 'timeout' }
-  return { kind: 'connection_error', message: message(error) }
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+function failureOutcome(error: unknown): AttemptOutcome {
+  if (!(error instanceof OutboundError)) return { kind: 'connection_error', message: String(error) }
+  switch (error.kind) {
+    case 'refused':
+      return { kind: 'blocked', reason: error.message }
+    case 'timeout':
+      return { kind: 'timeout' }
+    default:
+      return { kind: 'connection_error', message: error.message }
+  }
 }
 
 const encoder = new TextEncoder()

@@ -1,3 +1,4 @@
+import type { HttpClient } from '../http/guarded-client.ts'
 import { acceptableEndpoint } from './oauth-settings.ts'
 import type { ProviderEndpoints, TokenAuth } from './provider-profiles.ts'
 
@@ -15,23 +16,15 @@ export class DiscoveryError extends Error {
   }
 }
 
-const DISCOVERY_TIMEOUT_MS = 10_000
-
-export async function discoverProvider(
-  issuer: string,
-  fetcher: typeof fetch = fetch,
-): Promise<DiscoveredProvider> {
+export async function discoverProvider(issuer: string, http: HttpClient): Promise<DiscoveredProvider> {
   // §4: a terminating "/" of the issuer is removed before the well-known path is appended.
   const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
   let document: Record<string, unknown>
   try {
-    const response = await fetcher(url, {
-      headers: { accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS),
-    })
+    // The guarded client's OAuth limits (oauth-registry.ts): size cap, deadlines, no redirects.
+    const response = await http.request(url, { headers: { accept: 'application/json' }, redirect: 'error' })
     if (response.status !== 200) throw new DiscoveryError(`${url} answered ${response.status}`)
-    const body: unknown = await response.json()
+    const body: unknown = response.json()
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new DiscoveryError(`${url} is not a JSON object`)
     document = body as Record<string, unknown>

@@ -1,5 +1,6 @@
 import { type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { sameSecret } from '../../domain/accounts/sessions.ts'
+import type { HttpClient } from '../http/guarded-client.ts'
 
 // ID token validation (OpenID Connect Core §3.1.3.7) with jose: the signature against the issuer's
 // published keys (JWKS, fetched and cached by jose's remote key set, which refetches once when a
@@ -69,8 +70,6 @@ export async function verifyIdToken(input: {
   return payload
 }
 
-const USERINFO_TIMEOUT_MS = 10_000
-
 /**
  * The UserInfo claims (§5.3), for the email and its verification when the ID token leaves them
  * out. §5.3.2: the response's `sub` must be the ID token's, or the claims are someone else's.
@@ -79,16 +78,17 @@ export async function fetchUserinfo(
   url: string,
   accessToken: string,
   subject: string,
+  http: HttpClient,
 ): Promise<Record<string, unknown>> {
   let body: unknown
   try {
-    const response = await fetch(url, {
+    // The access token is for this endpoint only: no redirect is followed (guarded-client.ts).
+    const response = await http.request(url, {
       headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
       redirect: 'error',
-      signal: AbortSignal.timeout(USERINFO_TIMEOUT_MS),
     })
     if (response.status !== 200) throw new Error(`it answered ${response.status}`)
-    body = await response.json()
+    body = response.json()
   } catch (error) {
     throw new ClaimsError(
       'userinfo_failed',

@@ -1,6 +1,10 @@
-import { ArcticFetchError, OAuth2RequestError, type OAuth2Tokens } from 'arctic'
-import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose'
+import { OAuth2RequestError, type OAuth2Tokens } from 'arctic'
+import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose'
 import type { ProviderClaims } from '../../domain/accounts/oauth-login.ts'
+import type { DnsResolver } from '../../domain/dns/ports.ts'
+import { asFetch } from '../http/fetch-adapter.ts'
+import { createGuardedClient, type HttpClient } from '../http/guarded-client.ts'
+import { OutboundError } from '../http/outbound-error.ts'
 import { type CodeFlowClient, codeFlowClient } from './code-flow.ts'
 import { DiscoveryError, discoverProvider } from './discovery.ts'
 import { ClaimsError, type ClaimsFailure, fetchUserinfo, verifyIdToken } from './id-token.ts'
@@ -16,6 +20,26 @@ import {
 // callback, exchanges the code and turns the ID token (and UserInfo) into verified claims.
 
 export const OAUTH_SCOPES = ['openid', 'email', 'profile']
+
+/** Discovery documents, key sets, token and UserInfo answers are a few KB. */
+export const OAUTH_MAX_RESPONSE_BYTES = 256 * 1024
+export const OAUTH_TIMEOUT_MS = 10_000
+
+/**
+ * The guarded client with the OAuth limits (docs/outbound-http.md). Private addresses are allowed:
+ * the endpoints are the operator's configuration (OAUTH_* variables, https or http on loopback, see
+ * oauth-settings.ts) or what the operator's issuer publishes, never a user's input, and a
+ * self-hosted IdP on an internal address is common. Redirects are never followed.
+ */
+export function oauthHttpClient(dns: DnsResolver): HttpClient {
+  return createGuardedClient({
+    dns,
+    allowPrivate: true,
+    maxResponseBytes: OAUTH_MAX_RESPONSE_BYTES,
+    connectTimeoutMs: OAUTH_TIMEOUT_MS,
+    totalTimeoutMs: OAUTH_TIMEOUT_MS,
+  })
+}
 
 export type FlowFailure = 'provider_unreachable' | 'exchange_failed' | ClaimsFailure
 
@@ -47,9 +71,10 @@ export interface OAuthRegistry {
 
 export function oauthRegistry(
   settings: OAuthProviderSettings[],
-  options: { publicUrl: string },
+  options: { publicUrl: string; dns: DnsResolver },
 ): OAuthRegistry {
-  const built = new Map(settings.map((s) => [s.id as string, configuredProvider(s, options.publicUrl)]))
+  const http = oauthHttpClient(options.dns)
+  const built = new Map(settings.map((s) => [s.id as string, configuredProvider(s, options.publicUrl, http)]))
   return {
     providers: settings.map((s) => ({ id: s.id, label: s.label })),
     get: (id) => built.get(id) ?? null,
@@ -64,7 +89,11 @@ interface Resolved {
   identityKey: string
 }
 
-function configuredProvider(settings: OAuthProviderSettings, publicUrl: string): OAuthProvider {
+function configuredProvider(
+  settings: OAuthProviderSettings,
+  publicUrl: string,
+  http: HttpClient,
+): OAuthProvider {
   const overrides = settings.endpoints
   const profile = providerProfile(settings.id, {
     tenant: settings.tenant,
@@ -75,7 +104,7 @@ function configuredProvider(settings: OAuthProviderSettings, publicUrl: string):
   // a failure is not kept, the next login tries again.
   let resolving: Promise<Resolved> | null = null
   const resolved = () => {
-    resolving ??= resolve(settings, profile, redirectUri).catch((error) => {
+    resolving ??= resolve(settings, profile, redirectUri, http).catch((error) => {
       resolving = null
       throw new OAuthFlowError('provider_unreachable', (error as Error).message)
     })
@@ -118,7 +147,7 @@ function configuredProvider(settings: OAuthProviderSettings, publicUrl: string):
         const needsUserinfo = typeof payload.email !== 'string' || payload.email_verified === undefined
         const userinfo =
           needsUserinfo && endpoints.userinfo !== null
-            ? await fetchUserinfo(endpoints.userinfo, tokens.accessToken(), subject)
+            ? await fetchUserinfo(endpoints.userinfo, tokens.accessToken(), subject, http)
             : null
         const claims = emailClaims(payload, userinfo)
         return {
@@ -162,10 +191,11 @@ async function exchange(client: CodeFlowClient, code: string, verifier: string):
         'exchange_failed',
         `the token endpoint refused the code: ${error.code}${error.description ? ` (${error.description})` : ''}`,
       )
-    if (error instanceof ArcticFetchError)
+    // An oversize or redirected answer is an answer, just not a usable one.
+    if (error instanceof OutboundError && error.kind !== 'too_large' && error.kind !== 'redirect')
       throw new OAuthFlowError(
         'provider_unreachable',
-        `the token endpoint could not be reached: ${error.cause}`,
+        `the token endpoint could not be reached: ${error.message}`,
       )
     throw new OAuthFlowError(
       'exchange_failed',
@@ -178,6 +208,7 @@ async function resolve(
   settings: OAuthProviderSettings,
   profile: ProviderProfile,
   redirectUri: string,
+  http: HttpClient,
 ): Promise<Resolved> {
   const overrides = settings.endpoints
   let endpoints: ProviderEndpoints
@@ -203,7 +234,7 @@ async function resolve(
   } else {
     const issuer = overrides.issuer
     if (issuer === null) throw new DiscoveryError('no issuer to discover the provider from')
-    const discovered = await discoverProvider(issuer)
+    const discovered = await discoverProvider(issuer, http)
     endpoints = {
       issuer,
       authorization: overrides.authorization ?? discovered.authorization,
@@ -231,8 +262,13 @@ async function resolve(
       vendorEndpoints,
       pkce: profile.pkce,
       tokenAuth,
+      http,
     }),
-    keys: createRemoteJWKSet(new URL(endpoints.jwks), { timeoutDuration: 10_000 }),
+    // jose fetches (and refetches, on key rotation) the key set through the guarded client.
+    keys: createRemoteJWKSet(new URL(endpoints.jwks), {
+      timeoutDuration: OAUTH_TIMEOUT_MS,
+      [customFetch]: asFetch(http),
+    }),
     // A generic provider's subjects are only unique within its issuer: pointing OAUTH_OIDC_ISSUER
     // at another IdP must not let its subject "1" log in as the old IdP's subject "1".
     identityKey: settings.id === 'oidc' ? `oidc:${endpoints.issuer}` : settings.id,

@@ -55,7 +55,10 @@ function refusalMessage(reason: Refusal, provider: string): string {
 }
 
 export function oauthPages(s: DashboardServices) {
-  const registry = oauthRegistry(s.config.oauth.providers, { publicUrl: s.config.publicUrl })
+  const registry = oauthRegistry(s.config.oauth.providers, {
+    publicUrl: s.config.publicUrl,
+    dns: s.checks.dns,
+  })
   const cookies = sessionCookies(s.config.publicUrl)
   const flowCookieName = `${cookies.secure ? '__Host-' : ''}dw_oauth`
   const attributes = `Path=/; HttpOnly; SameSite=Lax${cookies.secure ? '; Secure' : ''}`

@@ -44,7 +44,7 @@ export interface ReceivedRequest {
 }
 
 export interface CloudflareReplay {
-  /** The base URL to give the SDK (`http://127.0.0.1:<port>/client/v4`). */
+  /** The base URL to give the adapter (`http://127.0.0.1:<port>/client/v4`). */
   baseUrl: string
   requests: ReceivedRequest[]
   /** Requests no route matched (answered 404, code 7000). */

@@ -6,6 +6,7 @@ import {
   type ReplayRoute,
   startCloudflareReplay,
 } from '../../support/cloudflare-replay.ts'
+import { loopbackProviderHttp } from '../../support/provider-http.ts'
 
 // Writes through the Cloudflare adapter against the recorded API v4 responses: what the adapter
 // sends (one batch of deletes, patches and posts per change) and how the answers are read.
@@ -21,7 +22,13 @@ afterEach(async () => {
 
 function provider(routes: ReplayRoute[], options: { accountId?: string } = {}) {
   replay = startCloudflareReplay(routes)
-  return createCloudflareProvider({ apiToken: TOKEN, baseUrl: replay.baseUrl, recordsPerPage: 4, ...options })
+  return createCloudflareProvider({
+    apiToken: TOKEN,
+    baseUrl: replay.baseUrl,
+    recordsPerPage: 4,
+    http: loopbackProviderHttp(),
+    ...options,
+  })
 }
 
 const spfList: ReplayRoute = {

@@ -6,9 +6,10 @@ import {
   type ReplayRoute,
   startCloudflareReplay,
 } from '../../support/cloudflare-replay.ts'
+import { loopbackProviderHttp } from '../../support/provider-http.ts'
 
 // The Cloudflare adapter against recorded responses that follow Cloudflare's documented API v4
-// contract (tests/fixtures/cloudflare/SOURCES.md), served by a local replay server: the real SDK
+// contract (tests/fixtures/cloudflare/SOURCES.md), served by a local replay server: the adapter
 // makes real HTTP requests, and the test checks both the requests and how the answers are read.
 
 const { zone: ZONE, records: RECORDS, token: TOKEN, spf: OLD_SPF } = RECORDED
@@ -22,7 +23,13 @@ afterEach(async () => {
 
 function provider(routes: ReplayRoute[], options: { accountId?: string } = {}) {
   replay = startCloudflareReplay(routes)
-  return createCloudflareProvider({ apiToken: TOKEN, baseUrl: replay.baseUrl, recordsPerPage: 4, ...options })
+  return createCloudflareProvider({
+    apiToken: TOKEN,
+    baseUrl: replay.baseUrl,
+    recordsPerPage: 4,
+    http: loopbackProviderHttp(),
+    ...options,
+  })
 }
 
 const spfList: ReplayRoute = {
@@ -154,7 +161,7 @@ describe('readRecords', () => {
     expect(result.ok ? 'ok' : result.failure.kind).toBe('forbidden')
   })
 
-  test('429 with Retry-After is rate_limited with the delay; the SDK does not retry by itself', async () => {
+  test('429 with Retry-After is rate_limited with the delay; the adapter does not retry by itself', async () => {
     const cf = provider([{ method: 'GET', path: RECORDS, fixture: 'rate-limited.json' }])
     const result = await cf.readRecords(ZONE)
     expect(result.ok ? null : result.failure).toMatchObject({ kind: 'rate_limited', retryAfter: 30 })
@@ -168,7 +175,7 @@ describe('readRecords', () => {
     const closed = createCloudflareProvider({
       apiToken: TOKEN,
       baseUrl: 'http://127.0.0.1:1/client/v4',
-      timeoutMs: 2000,
+      http: loopbackProviderHttp({ connectTimeoutMs: 2000 }),
     })
     const down = await closed.listZones()
     expect(down.ok ? 'ok' : down.failure.kind).toBe('unavailable')

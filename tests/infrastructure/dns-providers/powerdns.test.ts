@@ -4,6 +4,7 @@ import type { DnsProvider } from '../../../domain/dns-providers/ports.ts'
 import { createDnsPacketResolver } from '../../../infrastructure/dns/dns-packet-resolver.ts'
 import { createPowerDnsProvider } from '../../../infrastructure/dns-providers/powerdns.ts'
 import { type PowerDnsServer, startPowerDns } from '../../support/powerdns.ts'
+import { loopbackProviderHttp } from '../../support/provider-http.ts'
 
 // The PowerDNS adapter against a real PowerDNS Authoritative (tests/support/powerdns.ts): its HTTP
 // API for every operation, and the project's own DNS resolver against its DNS port to prove that
@@ -23,7 +24,11 @@ describe('PowerDNS adapter', () => {
 
   beforeAll(async () => {
     server = await startPowerDns(['example.test', 'second.test'])
-    pdns = createPowerDnsProvider({ baseUrl: server.apiUrl, apiKey: server.apiKey })
+    pdns = createPowerDnsProvider({
+      baseUrl: server.apiUrl,
+      apiKey: server.apiKey,
+      http: loopbackProviderHttp(),
+    })
   }, 30_000)
   afterAll(async () => {
     await server?.stop()
@@ -31,7 +36,11 @@ describe('PowerDNS adapter', () => {
 
   test('authenticates with the API key, and a wrong key is bad_credentials', async () => {
     expect(await pdns.authenticate()).toEqual({ ok: true, value: {} })
-    const wrong = createPowerDnsProvider({ baseUrl: `${server.apiUrl}/api/v1/`, apiKey: 'not-the-key' })
+    const wrong = createPowerDnsProvider({
+      baseUrl: `${server.apiUrl}/api/v1/`,
+      apiKey: 'not-the-key',
+      http: loopbackProviderHttp(),
+    })
     const result = await wrong.authenticate()
     expect(result.ok ? 'ok' : result.failure.kind).toBe('bad_credentials')
   })
@@ -185,7 +194,11 @@ describe('PowerDNS adapter', () => {
   })
 
   test('an API that cannot be reached is unavailable', async () => {
-    const down = createPowerDnsProvider({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', timeoutMs: 2000 })
+    const down = createPowerDnsProvider({
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: 'k',
+      http: loopbackProviderHttp({ connectTimeoutMs: 2000 }),
+    })
     const result = await down.listZones()
     expect(result.ok ? 'ok' : result.failure.kind).toBe('unavailable')
   })

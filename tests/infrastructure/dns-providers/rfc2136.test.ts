@@ -8,6 +8,7 @@ import { createPowerDnsProvider } from '../../../infrastructure/dns-providers/po
 import { createRfc2136Provider, type Rfc2136Options } from '../../../infrastructure/dns-providers/rfc2136.ts'
 import { readTsig, signMessage, verifyAnswer } from '../../../infrastructure/dns-providers/tsig.ts'
 import { type PowerDnsServer, startPowerDns } from '../../support/powerdns.ts'
+import { loopbackProviderHttp } from '../../support/provider-http.ts'
 
 // The RFC 2136 adapter against a real PowerDNS with dnsupdate on and TSIG keys per zone
 // (tests/support/powerdns.ts): our TSIG signatures must satisfy its verification and its signed
@@ -96,7 +97,11 @@ describe('RFC 2136 adapter (TSIG) against PowerDNS', () => {
     })
     // Without a type the adapter transfers the zone (AXFR) and filters.
     expect(await rfc2136.readRecords(ZONE, { type: 'TXT' })).toEqual({ ok: true, value: expected })
-    const api = createPowerDnsProvider({ baseUrl: server.apiUrl, apiKey: server.apiKey })
+    const api = createPowerDnsProvider({
+      baseUrl: server.apiUrl,
+      apiKey: server.apiKey,
+      http: loopbackProviderHttp(),
+    })
     expect(
       await api.readRecords(
         { id: 'example.test.', name: 'example.test' },

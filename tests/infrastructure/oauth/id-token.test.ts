@@ -7,6 +7,7 @@ import {
   MICROSOFT_CONSUMER_TENANT,
   providerProfile,
 } from '../../../infrastructure/oauth/provider-profiles.ts'
+import { memoryDns } from '../../support/memory-dns.ts'
 
 // The ID token checks of OIDC Core §3.1.3.7 one by one, with tokens signed here; the vendors'
 // authorization URLs as arctic's provider classes build them; the issuer and email rules of the
@@ -117,6 +118,7 @@ describe('the vendors’ authorization URLs (arctic’s provider classes)', () =
     [settings('google'), settings('microsoft', 'contoso.example'), settings('linkedin')],
     {
       publicUrl: 'https://dmarc.example.org',
+      dns: memoryDns({}),
     },
   )
   const flow = { state: 'state-1', verifier: 'v'.repeat(43), nonce: 'nonce-1' }
