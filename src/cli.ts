@@ -163,7 +163,7 @@ async function run(argv: string[], config: Config, database: Database): Promise<
       const boss = await startBoss(database, { background: false })
       try {
         await createQueues(boss)
-        const deps = demoDeps({ config, database, boss, now: () => now })
+        const deps = demoDeps({ config, database, boss, now: () => new Date() })
         const result = await demoCommand(deps, {
           email: required(values, 'email'),
           remove: values.remove === true,

@@ -23,8 +23,12 @@ export interface DemoDeps {
   /** Packs a generated report into the mail its reporter would send. */
   pack(report: DemoReport, domain: string, to: string): Uint8Array
   accept: AcceptMessage
-  /** Queues what a new domain gets once its reports are in: a posture check, then alert rules. */
-  followUp(accountId: string, domain: string): Promise<void>
+  /**
+   * Queues what a new domain gets once its reports are in: a posture check, then the alert rules,
+   * as soon as the worker has digested `messageIds` (or later, when no worker runs yet). Says
+   * whether the worker digested them in time.
+   */
+  followUp(accountId: string, domain: string, messageIds: string[]): Promise<boolean>
   now(): Date
 }
 
@@ -34,6 +38,8 @@ export interface DemoInstalled {
   aggregate: number
   failure: number
   tls: number
+  /** Whether a running worker digested every report before the command returned. */
+  digested: boolean
 }
 
 async function account(deps: Pick<DemoDeps, 'accountIdByEmail'>, email: string): Promise<Result<string>> {
@@ -59,6 +65,7 @@ export async function installDemo(
     seed: input.seed ?? now.getTime(),
   })
   const counts = { aggregate: 0, failure: 0, tls: 0 }
+  const ids: string[] = []
   for (const report of reports) {
     const accepted = await deps.accept({
       raw: deps.pack(report, DEMO_DOMAIN, to),
@@ -67,10 +74,11 @@ export async function installDemo(
       accountId,
     })
     if (!accepted.ok) return fail(accepted.failure)
+    ids.push(accepted.value.id)
     counts[report.kind]++
   }
-  await deps.followUp(accountId, DEMO_DOMAIN)
-  return ok({ domain: DEMO_DOMAIN, messages: reports.length, ...counts })
+  const digested = await deps.followUp(accountId, DEMO_DOMAIN, ids)
+  return ok({ domain: DEMO_DOMAIN, messages: reports.length, ...counts, digested })
 }
 
 export async function removeDemo(
