@@ -7,6 +7,7 @@ import { DataDirBusyError } from '../infrastructure/db/embedded.ts'
 import { migrate } from '../infrastructure/db/migrate.ts'
 import { parseHeaders } from '../infrastructure/mail/header-recipient.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { demoCommand, demoDeps } from './cli/demo.ts'
 import { intake, stores, systemRandom } from './compose.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
@@ -24,7 +25,9 @@ const USAGE = `usage: bun run cli <command>
   token revoke (--token VALUE | --id ID --email E)   revoke a token
   token list --email E                               list the account's tokens as JSON (no secrets)
   ingest [--recipient ADDRESS] < message.eml         accept one raw report email (MTA pipe transport);
-                                                     recipient defaults to Delivered-To / X-Original-To / To`
+                                                     recipient defaults to Delivered-To / X-Original-To / To
+  demo --email E [--remove]                          add the demo domain with 30 days of generated reports
+                                                     (sent through the intake), or remove it`
 
 class CliError extends Error {}
 
@@ -47,7 +50,7 @@ async function readStdin(): Promise<string> {
 async function run(argv: string[], config: Config, database: Database): Promise<string> {
   const [group, action] = argv
   const { values } = parseArgs({
-    args: argv.slice(group === 'migrate' || group === 'ingest' ? 1 : 2),
+    args: argv.slice(group === 'migrate' || group === 'ingest' || group === 'demo' ? 1 : 2),
     options: {
       email: { type: 'string' },
       password: { type: 'string' },
@@ -57,12 +60,13 @@ async function run(argv: string[], config: Config, database: Database): Promise<
       token: { type: 'string' },
       id: { type: 'string' },
       recipient: { type: 'string' },
+      remove: { type: 'boolean' },
     },
     strict: true,
   })
   const s = stores(database)
   const now = new Date()
-  const command = group === 'ingest' ? 'ingest' : `${group} ${action ?? ''}`.trim()
+  const command = group === 'ingest' || group === 'demo' ? group : `${group} ${action ?? ''}`.trim()
   switch (command) {
     case 'migrate':
       return JSON.stringify({ migrated: true })
@@ -151,6 +155,21 @@ async function run(argv: string[], config: Config, database: Database): Promise<
           throw new CliError(`not accepted: ${describe(failure)}`)
         }
         return JSON.stringify({ id: result.value.id, status: 'accepted' })
+      } finally {
+        await boss.stop({ graceful: false })
+      }
+    }
+    case 'demo': {
+      const boss = await startBoss(database, { background: false })
+      try {
+        await createQueues(boss)
+        const deps = demoDeps({ config, database, boss, now: () => new Date() })
+        const result = await demoCommand(deps, {
+          email: required(values, 'email'),
+          remove: values.remove === true,
+        })
+        if (!result.ok) throw new CliError(describe(result.failure))
+        return JSON.stringify(result.value)
       } finally {
         await boss.stop({ graceful: false })
       }

@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import type { TokenStore } from '../domain/accounts/ports.ts'
+import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
 import { acceptMessage } from '../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
@@ -84,10 +85,13 @@ export async function openSecretBox(config: Config): Promise<SecretBox> {
 
 /** The resolvers a process uses, from DNS_SERVERS and DNS_TIMEOUT_MS. */
 export function resolvers(config: Config, now: () => Date): Pick<Runtime, 'dns' | 'verificationDns'> {
-  const upstream = createDnsPacketResolver({
-    servers: config.dnsServers ?? undefined,
-    timeoutMs: config.dnsTimeoutMs,
-  })
+  // The demo domain's records are answered in-process (docs/demo.md); everything else is real DNS.
+  const upstream = withDemoZone(
+    createDnsPacketResolver({
+      servers: config.dnsServers ?? undefined,
+      timeoutMs: config.dnsTimeoutMs,
+    }),
+  )
   return { dns: withTtlCache(upstream, { now: () => now().getTime() }), verificationDns: upstream }
 }
 

@@ -1,3 +1,4 @@
+import { isDemoDomain } from '../demo/demo-world.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
@@ -25,6 +26,12 @@ export async function addDomain(
 ): Promise<Result<Domain>> {
   const checked = normalizeDomainName(input.domainName)
   if (!checked.ok) return invalid('domain_name', checked.reason)
+  // The demo's name is the demo's (docs/demo.md): added only by `bun run cli demo`, never by hand.
+  if (isDemoDomain(checked.name))
+    return invalid(
+      'domain_name',
+      `${checked.name} is reserved for the demo: run bun run cli demo --email <you> to add it.`,
+    )
   const selectors = normalizeSelectors(input.dkimSelectors ?? [])
   if (!selectors.ok) return invalid('dkim_selectors', selectors.reason)
   const organizationId = input.organizationId ?? null

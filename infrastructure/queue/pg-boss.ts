@@ -1,3 +1,4 @@
+import { dirname } from 'node:path'
 import { fromPglite, PgBoss } from 'pg-boss'
 import type { Database } from '../db/database.ts'
 
@@ -11,13 +12,25 @@ export interface BossOptions {
  * pool; on PGlite it shares the single embedded connection. Either way its schema is created or
  * migrated by `start()` under pg-boss's own advisory lock, so two processes may start at once.
  */
+/**
+ * node-postgres reads a Unix socket's directory from the `host` parameter. Without it, a process
+ * reaching a running service's embedded database through its socket (the CLI) would hand pg-boss
+ * the URL's own host, localhost:5432: another server, or none.
+ */
+function bossUrl(database: Extract<Database, { kind: 'postgres' }>): string {
+  if (database.socketPath === undefined) return database.url
+  const url = new URL(database.url)
+  url.searchParams.set('host', dirname(database.socketPath))
+  return url.toString()
+}
+
 export async function startBoss(database: Database, options: BossOptions): Promise<PgBoss> {
   const scheduling = { schedule: options.background, supervise: options.background }
   const boss =
     database.kind === 'pglite'
       ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', ...scheduling })
       : new PgBoss({
-          connectionString: database.url,
+          connectionString: bossUrl(database),
           max: 4,
           application_name: 'dmarcwatch-queue',
           ...scheduling,

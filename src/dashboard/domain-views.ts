@@ -1,3 +1,4 @@
+import { isDemoDomain } from '../../domain/demo/demo-world.ts'
 import { AUTOMATION_LEVELS, type Domain, verificationRecord } from '../../domain/domains/domain.ts'
 import type { Organization } from '../../domain/organizations/organization.ts'
 import type { presentStatus } from '../routes/posture.ts'
@@ -96,7 +97,7 @@ export function domainListView(input: {
   const query = input.organization === null ? '' : `&organization=${input.organization}`
   const rows = input.domains.map(
     (d) => html`<tr>
-<th scope="row"><a href="/domains/${d.name}">${d.name}</a></th>
+<th scope="row"><a href="/domains/${d.name}">${d.name}</a>${isDemoDomain(d.name) ? html` ${badge('info', 'demo')}` : ''}</th>
 <td>${d.organizationId === null ? html`<span class="muted">–</span>` : (names.get(d.organizationId) ?? '')}</td>
 <td>${d.dmarcPolicy === null ? badge('unknown', 'unchecked') : badge(d.dmarcPolicy === 'missing' ? 'missing' : d.dmarcPolicy === 'none' ? 'warning' : 'ok', d.dmarcPolicy === 'missing' ? 'no policy' : `p=${d.dmarcPolicy}`)}</td>
 <td>${grade(d.status.grade)}</td>
@@ -165,9 +166,11 @@ ${
 </li>`,
   )
   const verification = input.verification
-  const ownership = domain.verifiedAt
-    ? html`<p>Ownership verified ${time(domain.verifiedAt)}.</p>`
-    : html`<p>Prove you own ${domain.name} by publishing this TXT record, then verify. Changes to DNS are only prepared for verified domains.</p>
+  const ownership = isDemoDomain(domain.name)
+    ? html`<p>${badge('info', 'demo')} This is the demo domain: its reports were generated and sent through the intake like real report mail, and its DNS records are answered by dmarcwatch itself. Remove it with <code>bun run cli demo --email … --remove</code>.</p>`
+    : domain.verifiedAt
+      ? html`<p>Ownership verified ${time(domain.verifiedAt)}.</p>`
+      : html`<p>Prove you own ${domain.name} by publishing this TXT record, then verify. Changes to DNS are only prepared for verified domains.</p>
 <dl class="record"><dt>Type</dt><dd>TXT</dd>
 <dt>Name</dt><dd>${copyable('verify-name', record.txtName)}</dd>
 <dt>Value</dt><dd>${copyable('verify-value', record.txtValue)}</dd></dl>

@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { isDemoDomain } from '../../domain/demo/demo-world.ts'
 import {
   AUTOMATION_LEVELS,
   DMARC_POLICIES,
@@ -32,6 +33,9 @@ export const DomainModel = t.Object({
   automation_level: AutomationLevel,
   organization_id: t.Nullable(ResponseInt()),
   verified: t.Boolean(),
+  demo: t.Boolean({
+    description: 'The demo domain (`bun run cli demo`): generated reports, answered DNS (docs/demo.md)',
+  }),
   verified_at: t.Nullable(t.String({ format: 'date-time' })),
   dkim_selectors: t.Array(t.String(), {
     description: 'DKIM selectors to check besides learned and common ones',
@@ -64,6 +68,7 @@ export function presentDomain(domain: Domain) {
     automation_level: domain.automationLevel,
     organization_id: domain.organizationId,
     verified: domain.verifiedAt !== null,
+    demo: isDemoDomain(domain.name),
     verified_at: domain.verifiedAt?.toISOString() ?? null,
     dkim_selectors: domain.dkimSelectors,
     verification: { txt_name: verification.txtName, txt_value: verification.txtValue },

@@ -1,0 +1,49 @@
+import { and, eq, sql } from 'drizzle-orm'
+import type { DemoStore } from '../../domain/demo/demo-use-cases.ts'
+import type { Db } from '../db/database.ts'
+import { isUniqueViolation } from '../db/errors.ts'
+import { domains } from '../db/schema/domains.ts'
+
+// The demo domain (docs/demo.md). It is added verified without a domain.verified event: nobody
+// proved anything, and a user's webhook should not hear of a domain they never published.
+// Removing it deletes what hangs off the domain: most tables cascade from `domains`; the report
+// figures that are partitioned or written in bulk carry the id without a foreign key
+// (infrastructure/db/schema/reports.ts), so they are deleted by hand in the same transaction.
+
+const UNREFERENCED = ['daily_rollups', 'daily_domain_totals', 'weekly_failing_sources']
+
+export function pgDemoStore(db: Db): DemoStore {
+  return {
+    async addVerified(accountId, name, now) {
+      const token = crypto.randomUUID().replaceAll('-', '')
+      try {
+        await db.insert(domains).values({ accountId, name, verificationToken: token, verifiedAt: now })
+        return true
+      } catch (error) {
+        if (isUniqueViolation(error, 'domains_account_name_key')) return false
+        throw error
+      }
+    },
+
+    async remove(accountId, name) {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .select({ id: domains.id })
+          .from(domains)
+          .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
+          .for('update')
+        if (row === undefined) return false
+        // Records are found through their reports (their only index is report_id).
+        await tx.execute(
+          sql`delete from aggregate_records where report_id in (select id from aggregate_reports where domain_id = ${row.id})`,
+        )
+        for (const table of UNREFERENCED)
+          await tx.execute(
+            sql`delete from ${sql.identifier(table)} where account_id = ${accountId} and domain_id = ${row.id}`,
+          )
+        await tx.delete(domains).where(eq(domains.id, row.id))
+        return true
+      })
+    },
+  }
+}

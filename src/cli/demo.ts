@@ -1,0 +1,74 @@
+import { and, count, eq, inArray } from 'drizzle-orm'
+import type { PgBoss } from 'pg-boss'
+import { type DemoDeps, installDemo, removeDemo } from '../../domain/demo/demo-use-cases.ts'
+import type { Database } from '../../infrastructure/db/database.ts'
+import { domains } from '../../infrastructure/db/schema/domains.ts'
+import { ingestMessages } from '../../infrastructure/db/schema/reports.ts'
+import { demoMessage } from '../../infrastructure/mail/demo-mail.ts'
+import { pgDemoStore } from '../../infrastructure/repositories/pg-demo-store.ts'
+import { intake, stores } from '../compose.ts'
+import type { Config } from '../config.ts'
+import { EVALUATE_POSTURE_ALERTS, EVALUATE_REPORT_ALERTS } from '../jobs/alerts.ts'
+import { CHECK_DOMAIN } from '../jobs/posture.ts'
+
+// `bun run cli demo --email E [--remove]` (docs/demo.md).
+
+/** How long the command waits for a running worker to digest the reports. */
+const DIGEST_WAIT_MS = 45_000
+/** Without a worker (the service not started yet), the alert rules run this long after it starts. */
+const ALERTS_AFTER_SECONDS = 60
+
+export function demoDeps(input: {
+  config: Config
+  database: Database
+  boss: PgBoss
+  now: () => Date
+}): DemoDeps {
+  const { config, database, boss, now } = input
+  const s = stores(database)
+  return {
+    async accountIdByEmail(email) {
+      return (await s.accounts.findMembershipByEmail(email))?.accountId ?? null
+    },
+    reportAddress: async (accountId) => `${await s.accounts.ingestKeyOf(accountId)}@${config.ingestDomain}`,
+    demo: pgDemoStore(database.db),
+    pack: demoMessage,
+    accept: intake({ config, database, boss, now }).accept,
+    async followUp(accountId, name, messageIds) {
+      await boss.send(CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}` })
+      const digested = await waitForDigest(database, messageIds, now)
+      const [row] = await database.db
+        .select({ id: domains.id })
+        .from(domains)
+        .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
+      if (row === undefined) throw new Error(`the demo domain ${name} vanished while it was being installed`)
+      const ref = { accountId, domainId: row.id }
+      const options = {
+        singletonKey: `${accountId}:${row.id}`,
+        startAfter: digested ? 0 : ALERTS_AFTER_SECONDS,
+      }
+      await boss.send(EVALUATE_POSTURE_ALERTS, ref, options)
+      await boss.send(EVALUATE_REPORT_ALERTS, ref, options)
+      return digested
+    },
+    now,
+  }
+}
+
+async function waitForDigest(database: Database, ids: string[], now: () => Date): Promise<boolean> {
+  const deadline = now().getTime() + DIGEST_WAIT_MS
+  while (true) {
+    const [row] = await database.db
+      .select({ pending: count() })
+      .from(ingestMessages)
+      .where(and(inArray(ingestMessages.id, ids), eq(ingestMessages.status, 'pending')))
+    if ((row?.pending ?? 0) === 0) return true
+    if (now().getTime() > deadline) return false
+    await Bun.sleep(500)
+  }
+}
+
+export async function demoCommand(deps: DemoDeps, input: { email: string; remove: boolean }) {
+  if (input.remove) return removeDemo(deps, input)
+  return installDemo(deps, input)
+}
