@@ -165,7 +165,7 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
           query.password_reset === '1'
             ? 'Your password is changed; other sessions are logged out.'
             : query.password_set === '1'
-              ? 'Your password is set: log in with your email and it from now on.'
+              ? 'Your password is set: from now on, log in with your email and this password.'
               : null
         return listPage(session, pageOf(query.page), { notice, organization: query.organization })
       },
