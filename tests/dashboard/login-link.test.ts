@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createLoginLink, loginLinkPath } from '../../domain/accounts/login-link.ts'
 import { pgCredentialStore } from '../../infrastructure/repositories/pg-credential-store.ts'
 import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
+import { deleteExpiredSessions } from '../../infrastructure/repositories/pg-session-store.ts'
 import { systemRandom } from '../../src/compose.ts'
 import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { formClient, PASSWORD } from './client.ts'
@@ -66,4 +67,15 @@ test('the first password is checked like any other, and only a user without one 
   expect((await formClient(t).logIn(email)).location).toBe('/domains')
   // Logged out visitors are sent to log in.
   expect((await formClient(t).get('/settings/password')).location).toStartWith('/login')
+})
+
+test('expired links are swept by the maintenance helper; live ones stay', async () => {
+  const { email } = await t.account()
+  const path = await linkFor(email)
+  const early = await deleteExpiredSessions(t.db.database.db, new Date(Date.now() + 3_600_000))
+  expect((await formClient(t).get(path)).status).toBe(200)
+  const late = await deleteExpiredSessions(t.db.database.db, new Date(Date.now() + 25 * 3_600_000))
+  expect(early.links).toBe(0)
+  expect(late.links).toBeGreaterThanOrEqual(1)
+  expect((await formClient(t).get(path)).status).toBe(400)
 })
