@@ -42,6 +42,10 @@ export interface VerificationDeps {
   reportAddress?: (accountId: string) => Promise<string>
 }
 
+const MAX_REASON_LENGTH = 500
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const CONTROL = /[\u0000-\u001f\u007f]/
+
 const requeuedNote = (n: number) =>
   n === 0
     ? ''
@@ -66,6 +70,8 @@ export async function markDomainVerified(
   const reason = input.reason?.trim() || null
   if (input.proof === 'operator' && reason === null)
     return invalid('reason', 'Say why the domain is trusted without a DNS proof.')
+  if (reason !== null && (reason.length > MAX_REASON_LENGTH || CONTROL.test(reason)))
+    return invalid('reason', `The reason is one line of at most ${MAX_REASON_LENGTH} characters.`)
   const marked = await deps.verifications.markVerified(input.accountId, domain.name, {
     event: domainVerified(domain.name, input.now),
     proof: input.proof,

@@ -163,6 +163,9 @@ describe('domain verify', () => {
     expect(bare.stderr.trim()).toBe('--reason is required')
     const stray = await cli(...args, '--reason', 'because')
     expect(stray.code).toBe(1)
+    const twoLines = await cli(...args, '--without-dns', '--reason', 'one\ntwo')
+    expect(twoLines.code).toBe(1)
+    expect(twoLines.stderr.trim()).toBe('The reason is one line of at most 500 characters.')
 
     const trusted = await cli(...args, '--without-dns', '--reason', 'internal zone, no public DNS')
     expect(trusted.code).toBe(0)
