@@ -1,13 +1,15 @@
 import { parseArgs } from 'node:util'
 import { createAccount, createToken, revokeToken } from '../domain/accounts/use-cases.ts'
 import { recipientFromHeaders } from '../domain/ingest/routing.ts'
-import type { Failure } from '../domain/shared/result.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { DataDirBusyError } from '../infrastructure/db/embedded.ts'
 import { migrate } from '../infrastructure/db/migrate.ts'
 import { parseHeaders } from '../infrastructure/mail/header-recipient.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { demoCommand, demoDeps } from './cli/demo.ts'
+import { DOMAIN_USAGE, handlesCommand, runDomainCommand } from './cli/domain-commands.ts'
+import { CliError, describe } from './cli/errors.ts'
+import { newLoginLink } from './cli/login-link-command.ts'
 import { intake, stores, systemRandom } from './compose.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
@@ -20,6 +22,7 @@ const USAGE = `usage: bun run cli <command>
   migrate                                            apply database migrations
   account create --email E [--password P | --password-stdin]
                                                      create an account and its owner; prints JSON
+                                                     (without a password: a one-time sign-in link)
   token create --email E --name N [--expires-in-days D]
                                                      prints the new API token alone on stdout
   token revoke (--token VALUE | --id ID --email E)   revoke a token
@@ -27,15 +30,8 @@ const USAGE = `usage: bun run cli <command>
   ingest [--recipient ADDRESS] < message.eml         accept one raw report email (MTA pipe transport);
                                                      recipient defaults to Delivered-To / X-Original-To / To
   demo --email E [--remove]                          add the demo domain with 30 days of generated reports
-                                                     (sent through the intake), or remove it`
-
-class CliError extends Error {}
-
-function describe(failure: Failure): string {
-  if (failure.code === 'validation_failed') return Object.values(failure.errors).flat().join(' ')
-  if (failure.code === 'not_found') return `no such ${failure.resource}`
-  return failure.code
-}
+                                                     (sent through the intake), or remove it
+${DOMAIN_USAGE}`
 
 function required(values: Record<string, unknown>, name: string): string {
   const value = values[name]
@@ -49,6 +45,7 @@ async function readStdin(): Promise<string> {
 
 async function run(argv: string[], config: Config, database: Database): Promise<string> {
   const [group, action] = argv
+  if (handlesCommand(group, action)) return runDomainCommand(argv, config, database, new Date())
   const { values } = parseArgs({
     args: argv.slice(group === 'migrate' || group === 'ingest' || group === 'demo' ? 1 : 2),
     options: {
@@ -78,11 +75,14 @@ async function run(argv: string[], config: Config, database: Database): Promise<
       )
       if (!result.ok) throw new CliError(describe(result.failure))
       const { accountId, userId, email, ingestKey } = result.value
+      // Without a password the dashboard is reached through a one-time link (docs/dashboard.md).
+      const link = password === undefined ? await newLoginLink(config, database, email, now) : null
       return JSON.stringify({
         account_id: accountId,
         user_id: userId,
         email,
         report_address: `${ingestKey}@${config.ingestDomain}`,
+        ...(link ? { sign_in_link: link.link, sign_in_link_expires_at: link.expiresAt } : {}),
       })
     }
     case 'token create': {

@@ -23,6 +23,7 @@ import type { Logger } from '../infrastructure/logging/json-logger.ts'
 import { pgAccountStore } from '../infrastructure/repositories/pg-account-store.ts'
 import { pgDomainCheckStore } from '../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../infrastructure/repositories/pg-domain-store.ts'
+import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
 import { pgEmbedKeyStore } from '../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgForensicTlsStore } from '../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../infrastructure/repositories/pg-ingest-message-store.ts'
@@ -158,6 +159,17 @@ export function checkDeps(runtime: Runtime, s: ReturnType<typeof stores>): Check
     learnedSelectors: s.reports.learnedSelectors,
     reportAddress: async (accountId) =>
       `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,
+    verifications: pgDomainVerifications(runtime.database.db, runtime.boss),
+  }
+}
+
+/** What ownership verification needs: the checks' stores with uncached DNS (a fresh record counts). */
+export function verificationDeps(runtime: Pick<Runtime, 'verificationDns'>, checks: CheckDeps) {
+  return {
+    domains: checks.domains,
+    verifications: checks.verifications,
+    reportAddress: checks.reportAddress,
+    dns: runtime.verificationDns,
   }
 }
 

@@ -1,4 +1,5 @@
 import type { PgBoss } from 'pg-boss'
+import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
 import { checkDeps, intake, type Runtime, stores } from './compose.ts'
 import { registerAlertJobs } from './jobs/alerts.ts'
 import { registerDnsProviderJobs } from './jobs/dns-providers.ts'
@@ -77,8 +78,10 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     zone: config.spf.zone,
   })
   await registerPostureJobs(boss, {
-    ...checkDeps(runtime, s),
+    // This process's queue, so a verification re-queues the reports that waited for it at once.
+    ...checkDeps({ ...runtime, boss }, s),
     verificationDns: runtime.verificationDns,
+    requeueWaiting: () => pgDomainVerifications(runtime.database.db, boss).requeueWaiting(),
     now: runtime.now,
     logger: runtime.logger,
   })

@@ -43,9 +43,10 @@ export function hashResetToken(token: string): string {
 }
 
 /**
- * Always answers `sent`. A mail goes out only when the email belongs to a user with a password
- * (and `mayMail` allows it: a bound on mails per address, so the form cannot be used to flood an
- * inbox). The caller should not let the mail's delivery time show in the answer.
+ * Always answers `sent`. A mail goes out only when the email belongs to a user, with a password or
+ * without (one made by the CLI or OAuth sets a first password this way), and `mayMail` allows it: a
+ * bound on mails per address, so the form cannot be used to flood an inbox. The caller should not
+ * let the mail's delivery time show in the answer.
  */
 export async function requestPasswordReset(
   deps: {

@@ -7,7 +7,7 @@ import { type Domain, verificationRecord } from '../domains/domain.ts'
 import { normalizeDomainName } from '../domains/domain-name.ts'
 import type { DomainStore, OrganizationLookup } from '../domains/ports.ts'
 import { addDomain } from '../domains/use-cases.ts'
-import { verifyDomain } from '../domains/verification.ts'
+import { type VerificationStore, verifyDomain } from '../domains/verification.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import type { Result } from '../shared/result.ts'
 import type { ProviderKind } from './credentials.ts'
@@ -67,6 +67,8 @@ export interface ImportDeps extends WriteDeps {
   connections: ConnectionStore
   open: OpenProvider
   domains: DomainStore
+  /** Marks imported domains verified (and re-queues reports that waited for them). */
+  verifications: VerificationStore
   organizations: OrganizationLookup
   random: RandomBytes
   /** One DNS write against the account's limit (contract §3): refused → the import pauses. */

@@ -20,12 +20,21 @@ export interface DomainStatus {
   checkedAt: Date | null
 }
 
+/**
+ * How ownership was proven (docs/api.md, "Verifying a domain"): the TXT record at
+ * `_dmarcwatch.<name>`, the domain's DMARC record naming the account's report address in rua or
+ * ruf, or the operator's word (`bun run cli domain verify --without-dns`).
+ */
+export const VERIFICATION_PROOFS = ['dns_txt', 'dmarc_rua', 'dmarc_ruf', 'operator'] as const
+export type VerificationProof = (typeof VERIFICATION_PROOFS)[number]
+
 export interface Domain {
   name: string
   automationLevel: AutomationLevel
   organizationId: number | null
   verificationToken: string
   verifiedAt: Date | null
+  verifiedBy: VerificationProof | null
   /** DKIM selectors the owner configured; checked beside learned and common ones. */
   dkimSelectors: string[]
   dmarcPolicy: DmarcPolicy | null

@@ -1,4 +1,3 @@
-import type { DomainEvent } from '../events/event.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { AutomationLevel, Domain } from './domain.ts'
 
@@ -32,8 +31,6 @@ export interface DomainStore {
   /** `duplicate` when the account already has the name. */
   insert(accountId: string, domain: NewDomain): Promise<Domain | 'duplicate'>
   update(accountId: string, name: string, patch: DomainPatch): Promise<Domain | null>
-  /** Sets verified_at and writes the event to the outbox in one transaction. */
-  markVerified(accountId: string, name: string, event: DomainEvent): Promise<Domain | null>
   /** Unverified domains added since `since`, oldest check first, across accounts (for the worker). */
   unverified(since: Date, limit: number): Promise<DomainRef[]>
 }

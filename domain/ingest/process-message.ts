@@ -9,6 +9,8 @@ import type { AggregateReportWriter, RecordOutcome } from '../reports/store-aggr
 export interface QuarantineReason {
   code: string
   message: string
+  /** For `domain_not_verified`: the account's domain the message waits for (docs/ingestion.md). */
+  domain?: string
 }
 
 export type AggregatePayload = { kind: 'aggregate'; name: string; open(): AsyncIterable<Uint8Array> }

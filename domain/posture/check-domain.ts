@@ -1,8 +1,10 @@
 import type { DnsResolver } from '../dns/ports.ts'
 import { recordingTtls } from '../dns/ttl-recorder.ts'
+import { dmarcProof } from '../domains/dmarc-proof.ts'
 import type { Domain } from '../domains/domain.ts'
 import type { DomainRef, DomainStore } from '../domains/ports.ts'
 import { getDomain } from '../domains/use-cases.ts'
+import { markDomainVerified, type VerificationStore } from '../domains/verification.ts'
 import { ok, type Result } from '../shared/result.ts'
 import { assessPosture } from './assess.ts'
 import { collectFindings, type PolicyFetch } from './collect.ts'
@@ -32,6 +34,8 @@ export interface CheckDeps {
   /** DKIM selectors seen in the domain's reports. */
   learnedSelectors: (accountId: string, domain: string) => Promise<string[]>
   reportAddress: (accountId: string) => Promise<string>
+  /** An unverified domain whose checked DMARC record names the report address is verified with it. */
+  verifications: VerificationStore
 }
 
 // A result is fresh for the smallest TTL of the data behind it, within these bounds: not less
@@ -64,6 +68,13 @@ export async function checkDomain(
     findings,
   }
   await deps.checks.save(input.accountId, domain.name, check)
+  // The DMARC record just read proves ownership when its rua or ruf names the account's report
+  // address (domain/domains/dmarc-proof.ts): the user need not ask for verification separately.
+  const proof = domain.verifiedAt === null ? dmarcProof(findings.dmarc, reportAddress) : null
+  if (proof !== null) {
+    const marked = await markDomainVerified(deps, { ...input, name: domain.name, proof: proof.proof })
+    if (marked.ok) return ok({ domain: marked.value.domain, check })
+  }
   return ok({ domain, check })
 }
 

@@ -6,7 +6,6 @@ import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { domains } from '../db/schema/domains.ts'
-import { appendEvent } from './pg-event-outbox.ts'
 
 type Row = typeof domains.$inferSelect
 
@@ -27,6 +26,7 @@ function toDomain(row: Row): Domain {
     organizationId: row.organizationId,
     verificationToken: row.verificationToken,
     verifiedAt: row.verifiedAt,
+    verifiedBy: row.verifiedBy,
     dkimSelectors: row.dkimSelectors,
     dmarcPolicy: row.dmarcPolicy,
     status,
@@ -122,20 +122,6 @@ export function pgDomainStore(db: Db): DomainStore {
         .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
         .returning()
       return rows[0] === undefined ? null : toDomain(rows[0])
-    },
-
-    async markVerified(accountId, name, event) {
-      return db.transaction(async (tx) => {
-        const rows = await tx
-          .update(domains)
-          .set({ verifiedAt: event.occurredAt })
-          .where(and(eq(domains.accountId, accountId), eq(domains.name, name), isNull(domains.verifiedAt)))
-          .returning()
-        // Only the transition writes the event: a concurrent verify that lost the race sends none.
-        if (rows[0] === undefined) return get(accountId, name)
-        await appendEvent(tx as unknown as Db, accountId, event)
-        return toDomain(rows[0])
-      })
     },
 
     async unverified(since, limit) {

@@ -2,7 +2,7 @@ import { and, count, desc, eq, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
-import type { Db } from '../db/database.ts'
+import { type Db, rowsOf } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
 import { ingestMessages } from '../db/schema/reports.ts'
 import { pgArray } from './sql-tx.ts'
@@ -33,17 +33,14 @@ export interface QuarantinedMessage {
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
+/** The retry policy of a message's job (storage trouble is retried; parse problems quarantine). */
+export const PROCESS_MESSAGE_RETRIES = { retryLimit: 5, retryDelay: 30, retryBackoff: true }
+
+/** pg-boss on the caller's transaction, so a job exists exactly when its rows are committed. */
+export const onTransaction = (tx: Tx) => fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql)
+
 const enqueue = (boss: PgBoss, tx: Tx, messageId: string) =>
-  boss.send(
-    PROCESS_MESSAGE,
-    { messageId },
-    {
-      db: fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql),
-      retryLimit: 5,
-      retryDelay: 30,
-      retryBackoff: true,
-    },
-  )
+  boss.send(PROCESS_MESSAGE, { messageId }, { db: onTransaction(tx), ...PROCESS_MESSAGE_RETRIES })
 
 export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
   const queue = () => {
@@ -101,16 +98,52 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
         where m.id = v.id`)
     },
 
-    async quarantine(id: string, reason: { code: string; message: string }, now: Date) {
-      await db
-        .update(ingestMessages)
-        .set({
-          status: 'quarantined',
-          quarantineCode: reason.code,
-          quarantineReason: reason.message,
-          processedAt: now,
-        })
-        .where(eq(ingestMessages.id, id))
+    async quarantine(id: string, reason: { code: string; message: string; domain?: string }, now: Date) {
+      const waitsFor = reason.code === 'domain_not_verified' ? (reason.domain ?? null) : null
+      const park = (on: Db | Tx) =>
+        on
+          .update(ingestMessages)
+          .set({
+            status: 'quarantined',
+            quarantineCode: reason.code,
+            quarantineReason: reason.message,
+            quarantineDomain: waitsFor,
+            processedAt: now,
+          })
+          .where(eq(ingestMessages.id, id))
+      if (waitsFor === null || boss === null) {
+        await park(db)
+        return
+      }
+      await db.transaction(async (tx) => {
+        // The domain row, shared-locked, orders this against a verification (which updates that row
+        // before re-queueing the domain's waiting messages, pg-domain-verification.ts): either the
+        // verification committed first and the message goes straight back to the queue, or it sees
+        // this message quarantined. No message can miss the verification it waited for.
+        const rows = rowsOf<{ verified: boolean }>(
+          await tx.execute(sql`select d.verified_at is not null as verified
+            from domains d join ingest_messages m on m.account_id = d.account_id
+            where m.id = ${id} and d.name = ${waitsFor} for share of d`),
+        )
+        if (rows[0]?.verified) await enqueue(boss, tx, id)
+        else await park(tx)
+      })
+    },
+
+    /** How many of the account's messages wait for `domain` to be verified (the domain page). */
+    async waitingFor(accountId: string, domain: string): Promise<number> {
+      const rows = await db
+        .select({ total: count() })
+        .from(ingestMessages)
+        .where(
+          and(
+            eq(ingestMessages.accountId, accountId),
+            eq(ingestMessages.status, 'quarantined'),
+            eq(ingestMessages.quarantineCode, 'domain_not_verified'),
+            eq(ingestMessages.quarantineDomain, domain),
+          ),
+        )
+      return rows[0]?.total ?? 0
     },
 
     async listQuarantine(accountId: string, page: PageRequest) {
@@ -150,7 +183,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       return db.transaction(async (tx) => {
         const rows = await tx
           .update(ingestMessages)
-          .set({ status: 'pending', quarantineCode: null, quarantineReason: null })
+          .set({ status: 'pending', quarantineCode: null, quarantineReason: null, quarantineDomain: null })
           .where(
             and(
               eq(ingestMessages.accountId, accountId),

@@ -6,7 +6,8 @@ import { type Db, rowsOf } from '../db/database.ts'
 /**
  * Which of the account's domains a report belongs to (contract §6: the policy domain decides): the
  * policy domain itself, else its organizational domain. Reports act only on verified domains (§4):
- * a report for an unverified one is quarantined with the reason, and can be retried after verifying.
+ * a report for an unverified one is quarantined with the reason and the domain, and verifying the
+ * domain queues it again (infrastructure/repositories/pg-domain-verification.ts).
  */
 export async function resolveReportDomain(
   db: Db,
@@ -35,7 +36,9 @@ export async function resolveReportDomain(
       ok: false,
       reason: {
         code: 'domain_not_verified',
-        message: `The report is for ${row.name}, which is not verified yet; verify it, then retry this message.`,
+        // The migration 0012 read the domain back from this text: keep its beginning as it is.
+        message: `The report is for ${row.name}, which is not verified yet; it is processed as soon as the domain is verified.`,
+        domain: row.name,
       },
     }
   }

@@ -2,7 +2,7 @@ import { and, desc, eq, gt, lt, ne } from 'drizzle-orm'
 import type { SessionStore } from '../../domain/accounts/sessions.ts'
 import type { Db } from '../db/database.ts'
 import { users } from '../db/schema/accounts.ts'
-import { passwordResets, sessions } from '../db/schema/sessions.ts'
+import { loginLinks, passwordResets, sessions } from '../db/schema/sessions.ts'
 
 // Sessions by the hash of their id (contract §5). Every read joins the user for the email the
 // pages show, so a request costs one query while its session is fresh.
@@ -67,13 +67,14 @@ export function pgSessionStore(db: Db): SessionStore {
 }
 
 /**
- * Deletes sessions past their expiry and reset links expired before `now`; for a maintenance job.
+ * Deletes sessions past their expiry, and reset and sign-in links expired before `now`; for a
+ * maintenance job.
  * Expired rows are already refused on use, so this only keeps the tables small.
  */
 export async function deleteExpiredSessions(
   db: Db,
   now: Date,
-): Promise<{ sessions: number; resets: number }> {
+): Promise<{ sessions: number; resets: number; links: number }> {
   const gone = await db
     .delete(sessions)
     .where(lt(sessions.expiresAt, now))
@@ -82,5 +83,9 @@ export async function deleteExpiredSessions(
     .delete(passwordResets)
     .where(lt(passwordResets.expiresAt, now))
     .returning({ tokenHash: passwordResets.tokenHash })
-  return { sessions: gone.length, resets: resets.length }
+  const links = await db
+    .delete(loginLinks)
+    .where(lt(loginLinks.expiresAt, now))
+    .returning({ tokenHash: loginLinks.tokenHash })
+  return { sessions: gone.length, resets: resets.length, links: links.length }
 }

@@ -15,6 +15,7 @@ import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { presentStatus, REFRESH_POLICY } from '../routes/posture.ts'
 import { intelligenceDepsFor, sourceDepsFor } from '../routes/source-deps.ts'
 import { domainReportSections } from './domain-detail-views.ts'
+import { ownershipPanel, waitingNotice } from './domain-ownership-views.ts'
 import { domainListView, domainStatusView } from './domain-views.ts'
 import { domainNotFound, limited, noteAccount, param, viewerOf } from './guards.ts'
 import type { FieldErrors } from './layout.ts'
@@ -134,15 +135,22 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
     })
     if (!result.ok) return domainNotFound(session)
     const { domain, check } = result.value
-    const reports = await reportData(session.accountId, domain.name)
+    const [reports, waiting, reportAddress] = await Promise.all([
+      reportData(session.accountId, domain.name),
+      domain.verifiedAt === null ? s.messages.waitingFor(session.accountId, domain.name) : 0,
+      s.checks.reportAddress(session.accountId),
+    ])
+    const viewer = viewerOf(session)
     return htmlResponse(
       domainStatusView({
-        viewer: viewerOf(session),
+        viewer,
         domain,
         status: presentStatus(domain, check, false),
         notice: extra.notice,
         verification: extra.verification,
         reports: reports === null ? undefined : domainReportSections(domain.name, reports),
+        ownership: ownershipPanel({ domain, reportAddress, csrfToken: viewer.csrfToken }),
+        waiting: waitingNotice(domain, waiting),
       }),
     )
   }
@@ -154,7 +162,11 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       ({ session, query, request }) => {
         noteAccount(request, session)
         const notice =
-          query.password_reset === '1' ? 'Your password is changed; other sessions are logged out.' : null
+          query.password_reset === '1'
+            ? 'Your password is changed; other sessions are logged out.'
+            : query.password_set === '1'
+              ? 'Your password is set: from now on, log in with your email and this password.'
+              : null
         return listPage(session, pageOf(query.page), { notice, organization: query.organization })
       },
       { session: true },
@@ -231,7 +243,7 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       async ({ session, params, request }) => {
         noteAccount(request, session)
         const result = await verifyDomain(
-          { domains: s.domains, dns: s.verificationDns },
+          { ...s.checks, dns: s.verificationDns },
           { accountId: session.accountId, name: param(params.name), now: s.now() },
         )
         if (!result.ok) return domainNotFound(session)

@@ -1,5 +1,5 @@
 import { isDemoDomain } from '../../domain/demo/demo-world.ts'
-import { AUTOMATION_LEVELS, type Domain, verificationRecord } from '../../domain/domains/domain.ts'
+import { AUTOMATION_LEVELS, type Domain } from '../../domain/domains/domain.ts'
 import type { Organization } from '../../domain/organizations/organization.ts'
 import type { presentStatus } from '../routes/posture.ts'
 import { html, type SafeHtml } from './html.ts'
@@ -148,10 +148,13 @@ export function domainStatusView(input: {
   verification?: { verified: boolean; message: string; found: string[] } | null
   /** The chart and the top sources (domain-detail-views.ts). */
   reports?: SafeHtml
+  /** How ownership is proven or can be (domain-ownership-views.ts). */
+  ownership: SafeHtml
+  /** The reports waiting for verification, if any (domain-ownership-views.ts). */
+  waiting?: SafeHtml
 }): SafeHtml {
   const { viewer, domain, status } = input
   const csrf = csrfField(viewer.csrfToken)
-  const record = verificationRecord(domain)
   const issues = status.issues.map(
     (issue, i) => html`<li class="issue ${issue.severity}">
 <p>${badge(issue.severity)} <strong>${issue.message}</strong> <span class="muted">(${issue.code})</span></p>
@@ -166,19 +169,11 @@ ${
 </li>`,
   )
   const verification = input.verification
-  const ownership = isDemoDomain(domain.name)
-    ? html`<p>${badge('info', 'demo')} This is the demo domain: its reports were generated and sent through the intake like real report mail, and its DNS records are answered by dmarcwatch itself. Remove it with <code>bun run cli demo --email … --remove</code>.</p>`
-    : domain.verifiedAt
-      ? html`<p>Ownership verified ${time(domain.verifiedAt)}.</p>`
-      : html`<p>Prove you own ${domain.name} by publishing this TXT record, then verify. Changes to DNS are only prepared for verified domains.</p>
-<dl class="record"><dt>Type</dt><dd>TXT</dd>
-<dt>Name</dt><dd>${copyable('verify-name', record.txtName)}</dd>
-<dt>Value</dt><dd>${copyable('verify-value', record.txtValue)}</dd></dl>
-<form method="post" action="/domains/${domain.name}/verify">${csrf}<button type="submit">Verify now</button></form>`
   const body = html`<p><a href="/domains">← Domains</a></p>
 <h1>${domain.name}</h1>
 ${domainTabs(domain.name, 'overview')}
 ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` : ''}
+${input.waiting ?? ''}
 ${verification ? html`<div class="${verification.verified ? 'notice' : 'error-summary'}" role="status">${verification.message}${verification.found.length ? html` Found: ${verification.found.map((v, i) => html`${i ? ', ' : ''}<code>${v}</code>`)}` : ''}</div>` : ''}
 <section class="panel summary" aria-label="Summary">
 ${grade(status.grade, true)}
@@ -192,8 +187,8 @@ ${issues.length ? html`<ol class="issues">${issues}</ol>` : html`<p class="panel
 <div class="areas">${areaPanel('DMARC', status.dmarc)}${areaPanel('SPF', status.spf)}${areaPanel('DKIM', status.dkim)}${areaPanel('Mail', status.mail)}</div>
 <p><a href="/domains/${domain.name}/spf">SPF record: include tree, lookups and SPF management</a></p>
 ${input.reports ?? ''}
-<h2>Ownership</h2>
-<section class="panel">${ownership}</section>
+<h2 id="ownership">Ownership</h2>
+<section class="panel">${input.ownership}</section>
 <h2>Automation</h2>
 <section class="panel"><p><strong>${AUTOMATION_LABELS[status.automation.level]}</strong></p><p>${status.automation.message}</p></section>`
   return layout({ title: domain.name, viewer, current: '/domains', body })

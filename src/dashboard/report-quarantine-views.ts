@@ -9,7 +9,7 @@ import { fmt, pager, reportLayout } from './report-frame-views.ts'
 
 /** What to do about the reasons a fix outside the message can cure. */
 const REMEDIES: Record<string, SafeHtml> = {
-  domain_not_verified: html`<a href="/domains">Your domains</a> show how to verify one.`,
+  domain_not_verified: html`Processed by itself once the domain is verified; <a href="/domains">your domain’s page</a> shows how.`,
   domain_not_in_account: html`<a href="/domains">Add the domain</a> and verify it, then retry.`,
 }
 

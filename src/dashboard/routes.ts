@@ -5,6 +5,7 @@ import { assetResponse } from './assets.ts'
 import { authPages } from './auth-pages.ts'
 import { domainPages } from './domain-pages.ts'
 import { messagePage } from './layout.ts'
+import { loginLinkPages } from './login-link-pages.ts'
 import { oauthPages } from './oauth-pages.ts'
 import { organizationPages } from './organization-pages.ts'
 import { providerPages } from './provider-pages.ts'
@@ -42,6 +43,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
       assetResponse(params.file, request.headers.get('if-none-match')),
     )
     .use(authPages(s, sessions, cookies))
+    .use(loginLinkPages(s, sessions, cookies))
     .use(domainPages(s, sessions))
     .use(reportPages(s, sessions))
     .use(alertPages(s, sessions))

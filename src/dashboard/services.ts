@@ -18,6 +18,7 @@ import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store
 import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
@@ -95,6 +96,7 @@ export function dashboardServices(deps: DashboardDeps) {
     sessions: pgSessionStore(db),
     credentials: pgCredentialStore(db),
     resets: pgPasswordResetStore(db),
+    links: pgLoginLinkStore(db),
     passwords: bunPasswords(),
     checks,
     verificationDns: deps.verificationDns,

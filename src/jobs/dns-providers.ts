@@ -17,6 +17,7 @@ import {
 } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-writes.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 
@@ -88,6 +89,7 @@ export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJob
   const useCases = {
     ...dnsProviderDeps(deps),
     imports,
+    verifications: pgDomainVerifications(deps.database.db, boss),
     random: deps.random ?? systemRandom,
   }
   await boss.work<ImportJob>(IMPORT_DOMAINS, async ([job]) => {

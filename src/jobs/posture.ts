@@ -26,7 +26,14 @@ interface CheckJob {
 
 export async function registerPostureJobs(
   boss: PgBoss,
-  deps: CheckDeps & { verificationDns: DnsResolver; domains: DomainStore; now: () => Date; logger: Logger },
+  deps: CheckDeps & {
+    verificationDns: DnsResolver
+    domains: DomainStore
+    /** Re-queues messages still waiting for domains verified meanwhile (pg-domain-verification.ts). */
+    requeueWaiting: () => Promise<number>
+    now: () => Date
+    logger: Logger
+  },
 ): Promise<void> {
   await boss.schedule(SCHEDULE_CHECKS, '*/10 * * * *')
   await boss.schedule(VERIFY_PENDING, '*/15 * * * *')
@@ -50,7 +57,11 @@ export async function registerPostureJobs(
   await boss.work(VERIFY_PENDING, async () => {
     const since = new Date(deps.now().getTime() - VERIFY_WINDOW_MS)
     for (const ref of await deps.domains.unverified(since, BATCH)) {
-      await verifyDomain({ domains: deps.domains, dns: deps.verificationDns }, { ...ref, now: deps.now() })
+      await verifyDomain({ ...deps, dns: deps.verificationDns }, { ...ref, now: deps.now() })
     }
+    // Verification re-queues its domain's waiting reports itself when the verifying process has a
+    // queue; this catches the rest (a tool without one, more than one batch, a crash in between).
+    const requeued = await deps.requeueWaiting()
+    if (requeued > 0) deps.logger.info('reports waiting for verification queued again', { count: requeued })
   })
 }

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { Domain } from '../../domain/domains/domain.ts'
+import { type Domain, VERIFICATION_PROOFS } from '../../domain/domains/domain.ts'
 import { verifyDomain } from '../../domain/domains/verification.ts'
 import { type CheckDeps, domainStatus, type StoredCheck } from '../../domain/posture/check-domain.ts'
 import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import { apiModels, authErrors } from '../../plugins/api-models.ts'
+import { apiModels, authErrors, enumOf } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
@@ -121,8 +121,23 @@ export function postureRoutes(
         data: t.Object({
           domain: DomainModel,
           verified: t.Boolean(),
+          proof: t.Union(
+            [
+              enumOf(
+                VERIFICATION_PROOFS,
+                'How ownership is proven: dns_txt (the _dmarcwatch TXT record), dmarc_rua / dmarc_ruf (the DMARC record names the account’s report address), operator (the CLI, without DNS); null while unverified',
+              ),
+              t.Null(),
+            ],
+            { description: 'Which proof verified the domain; null while unverified' },
+          ),
           found: t.Array(t.String(), { description: 'TXT values found at the verification name' }),
           message: t.String(),
+          requeued: t.Integer({
+            minimum: 0,
+            description:
+              'Report emails that waited for this verification (quarantined as domain_not_verified) and are queued again now',
+          }),
         }),
       }),
     })
@@ -167,7 +182,7 @@ export function postureRoutes(
       async ({ principal, params }) => {
         const result = unwrap(
           await verifyDomain(
-            { domains: deps.domains, dns: deps.verificationDns },
+            { ...deps, dns: deps.verificationDns },
             { accountId: principal.accountId, name: params.name, now: deps.now() },
           ),
         )
@@ -180,7 +195,7 @@ export function postureRoutes(
         detail: {
           summary: 'Verify domain ownership',
           description:
-            'Looks up TXT `_dmarcwatch.<name>` and expects `dmarcwatch-verify=<token>` (see the domain’s `verification`). On success sets `verified` and sends `domain.verified`. A failed check answers 200 with `verified: false` and what was found.',
+            'Looks up TXT `_dmarcwatch.<name>`, expecting `dmarcwatch-verify=<token>` (see the domain’s `verification`), and the domain’s DMARC record, whose `rua` or `ruf` may name the account’s report address instead (GET /ingest/address). On success sets `verified`, says which `proof` was found, sends `domain.verified` and queues again the reports that waited for it (`requeued`). A failed check answers 200 with `verified: false` and what was found.',
         },
       },
     )

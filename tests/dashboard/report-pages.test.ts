@@ -317,7 +317,9 @@ describe('quarantine', () => {
     const page = await owner.get('/reports/quarantine')
     expect(page.status).toBe(200)
     expect(page.html).toContain('domain_not_verified')
-    expect(page.html).toContain('<a href="/domains">Your domains</a> show how to verify one.')
+    expect(page.html).toContain(
+      'Processed by itself once the domain is verified; <a href="/domains">your domain’s page</a> shows how.',
+    )
     expect(page.html).toContain(`action="/reports/quarantine/${ids.late}/retry"`)
     expect(page.html).not.toContain(ids.stray!)
     expect(page.html).not.toContain('no_report_found')

@@ -47,6 +47,10 @@ export const domains = pgTable(
     // DKIM selectors the owner asked us to check, beside learned and common ones.
     dkimSelectors: jsonb().$type<string[]>().notNull().default([]),
     verifiedAt: timestamp({ withTimezone: true }),
+    // How ownership was proven (docs/api.md, verify): the TXT record, the DMARC record's rua or ruf
+    // naming the account's report address, or the operator's word (CLI --without-dns, with a reason).
+    verifiedBy: text({ enum: ['dns_txt', 'dmarc_rua', 'dmarc_ruf', 'operator'] }),
+    verifiedReason: text(),
     dmarcPolicy: text({ enum: ['none', 'quarantine', 'reject', 'missing'] }),
     // Per-area status and grade written by the posture checks; null until the first check.
     status: jsonb().$type<{ dmarc: string; spf: string; dkim: string; grade: string | null }>(),

@@ -41,11 +41,21 @@ export const ingestMessages = pgTable(
       .default('pending'),
     quarantineCode: text(),
     quarantineReason: text(),
+    // The account's domain a `domain_not_verified` message waits for: verifying it re-queues the
+    // message (docs/ingestion.md).
+    quarantineDomain: text(),
     /** What the message held: report ids and kinds, duplicates acknowledged. */
     outcome: jsonb(),
     processedAt: timestamp({ withTimezone: true }),
   },
-  (t) => [index().on(t.accountId, t.status, t.receivedAt)],
+  (t) => [
+    index().on(t.accountId, t.status, t.receivedAt),
+    // The messages waiting for a domain's verification: small, read by the domain page, the
+    // re-queue on verification and the worker's sweep (pg-domain-verification.ts).
+    index('ingest_messages_waiting_index')
+      .on(t.accountId, t.quarantineDomain)
+      .where(sql`status = 'quarantined' and quarantine_code = 'domain_not_verified'`),
+  ],
 )
 
 export const aggregateReports = pgTable(

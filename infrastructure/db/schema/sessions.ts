@@ -59,3 +59,20 @@ export const oauthIdentities = pgTable(
   },
   (t) => [primaryKey({ columns: [t.provider, t.subject] }), index().on(t.userId)],
 )
+
+// One-time sign-in links (`bun run cli account create` without a password, `account login-link`):
+// the token is in the printed link only; its SHA-256 is the key. Single use, 24 hours; a new link
+// voids the user's older unused ones.
+export const loginLinks = pgTable(
+  'login_links',
+  {
+    tokenHash: text().primaryKey(),
+    userId: uuid()
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: timestamp({ withTimezone: true }).notNull(),
+    expiresAt: timestamp({ withTimezone: true }).notNull(),
+    usedAt: timestamp({ withTimezone: true }),
+  },
+  (t) => [index().on(t.userId)],
+)

@@ -1,0 +1,12 @@
+import type { Failure } from '../../domain/shared/result.ts'
+
+// What every CLI command shares: a problem the user caused ends the command with its message on
+// stderr and a non-zero exit code (src/cli.ts); anything else is unexpected.
+
+export class CliError extends Error {}
+
+export function describe(failure: Failure): string {
+  if (failure.code === 'validation_failed') return Object.values(failure.errors).flat().join(' ')
+  if (failure.code === 'not_found') return `no such ${failure.resource}`
+  return failure.code
+}
