@@ -6,6 +6,7 @@ import { domains } from '../../infrastructure/db/schema/domains.ts'
 import { ingestMessages } from '../../infrastructure/db/schema/reports.ts'
 import { demoMessage } from '../../infrastructure/mail/demo-mail.ts'
 import { pgDemoStore } from '../../infrastructure/repositories/pg-demo-store.ts'
+import { onTransaction } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { intake, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { EVALUATE_POSTURE_ALERTS, EVALUATE_REPORT_ALERTS } from '../jobs/alerts.ts'
@@ -35,7 +36,10 @@ export function demoDeps(input: {
     pack: demoMessage,
     accept: intake({ config, database, boss, now }).accept,
     async followUp(accountId, name, messageIds) {
-      await boss.send(CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}` })
+      // Sent on the command's own database connection: through a running service's socket, one
+      // client at a time holds the embedded database, and pg-boss's pool would be a second one.
+      const db = onTransaction(database.db as unknown as Parameters<typeof onTransaction>[0])
+      await boss.send(CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}`, db })
       const digested = await waitForDigest(database, messageIds, now)
       const [row] = await database.db
         .select({ id: domains.id })
