@@ -33,7 +33,14 @@ export interface QuarantinedMessage {
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
-const enqueue = (boss: PgBoss, tx: Tx, messageId: string) =>
+/**
+ * How long the job of a message processed inline waits (AcceptInput.processInline): far longer
+ * than processing the largest report takes, so it never runs beside the caller; it only matters
+ * when the caller died before finishing.
+ */
+export const INLINE_FALLBACK_SECONDS = 15 * 60
+
+const enqueue = (boss: PgBoss, tx: Tx, messageId: string, startAfter = 0) =>
   boss.send(
     PROCESS_MESSAGE,
     { messageId },
@@ -42,6 +49,7 @@ const enqueue = (boss: PgBoss, tx: Tx, messageId: string) =>
       retryLimit: 5,
       retryDelay: 30,
       retryBackoff: true,
+      ...(startAfter > 0 ? { startAfter } : {}),
     },
   )
 
@@ -66,14 +74,14 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       return rows[0]?.id ?? null
     },
 
-    async insertAndEnqueue(message: NewIngestMessage) {
+    async insertAndEnqueue({ deferJob, ...message }: NewIngestMessage) {
       const jobs = queue()
       return db.transaction(async (tx) => {
         const [row] = await tx
           .insert(ingestMessages)
           .values({ ...message, size: message.raw.byteLength })
           .returning({ id: ingestMessages.id })
-        await enqueue(jobs, tx, row!.id)
+        await enqueue(jobs, tx, row!.id, deferJob ? INLINE_FALLBACK_SECONDS : 0)
         return row!.id
       })
     },
