@@ -7,6 +7,7 @@ import { DataDirBusyError } from '../infrastructure/db/embedded.ts'
 import { migrate } from '../infrastructure/db/migrate.ts'
 import { parseHeaders } from '../infrastructure/mail/header-recipient.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { IMPORT_USAGE, ImportUsageError, runImport } from './cli/import.ts'
 import { intake, stores, systemRandom } from './compose.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
@@ -24,7 +25,8 @@ const USAGE = `usage: bun run cli <command>
   token revoke (--token VALUE | --id ID --email E)   revoke a token
   token list --email E                               list the account's tokens as JSON (no secrets)
   ingest [--recipient ADDRESS] < message.eml         accept one raw report email (MTA pipe transport);
-                                                     recipient defaults to Delivered-To / X-Original-To / To`
+                                                     recipient defaults to Delivered-To / X-Original-To / To
+${IMPORT_USAGE}`
 
 class CliError extends Error {}
 
@@ -46,6 +48,7 @@ async function readStdin(): Promise<string> {
 
 async function run(argv: string[], config: Config, database: Database): Promise<string> {
   const [group, action] = argv
+  if (group === 'import') return runImport(argv.slice(1), { config, database })
   const { values } = parseArgs({
     args: argv.slice(group === 'migrate' || group === 'ingest' ? 1 : 2),
     options: {
@@ -176,7 +179,12 @@ async function main(): Promise<number> {
     console.log(await run(argv, config, database))
     return 0
   } catch (error) {
-    if (error instanceof CliError || error instanceof ConfigError || error instanceof DataDirBusyError) {
+    if (
+      error instanceof CliError ||
+      error instanceof ImportUsageError ||
+      error instanceof ConfigError ||
+      error instanceof DataDirBusyError
+    ) {
       console.error(error.message)
       return error instanceof CliError && error.message.startsWith('usage') ? 2 : 1
     }
