@@ -1,20 +1,15 @@
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import type { ImportedReport, ImportOutcome } from '../../domain/ingest/import-outcome.ts'
-import type { Failure } from '../../domain/shared/result.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
-import { fileKind } from '../../infrastructure/mail/file-kind.ts'
-import { splitMbox } from '../../infrastructure/mail/mbox.ts'
-import { SNIFF_BYTES } from '../../infrastructure/mail/sniff.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { reportImport, resolvers } from '../compose.ts'
 import type { Config } from '../config.ts'
-import type { IngestNow } from '../jobs/ingest-now.ts'
+import { countItems, type ImportContext, type ImportItem, importBlob } from '../jobs/import-items.ts'
 import { createQueues } from '../jobs/queues.ts'
-import { type Progress, progress } from './progress.ts'
+import { progress } from './progress.ts'
 
 // `bun run cli import --email E PATH...`: report files and folders (a mailbox export, another
 // tool's archive) into the account of E. Like the other commands it talks to the database directly
@@ -27,23 +22,13 @@ export const IMPORT_USAGE = `  import --email E PATH...                         
 
 export class ImportUsageError extends Error {}
 
-type Status = 'stored' | 'duplicate' | 'quarantined' | 'pending' | 'skipped' | 'refused' | 'failed'
-
-interface Item {
-  status: Status
-  label: string
-  detail: string
-  /** The quarantine reason's code. */
-  code?: string
-}
-
 interface Found {
   path: string
   size: number
 }
 
 /** Files under the paths, in name order; entries starting with "." inside folders are left out. */
-async function collect(paths: string[], out: Found[], missing: Item[]): Promise<void> {
+async function collect(paths: string[], out: Found[], missing: ImportItem[]): Promise<void> {
   for (const path of paths) {
     let info: Awaited<ReturnType<typeof stat>>
     try {
@@ -67,101 +52,13 @@ async function collect(paths: string[], out: Found[], missing: Item[]): Promise<
   }
 }
 
-function describeReport(report: ImportedReport): string {
-  if (report.status === 'quarantined') return `${report.code}: ${report.message}`
-  const what = [report.kind, report.domain ?? '?']
-  if (report.reporter) what.push(`from ${report.reporter}`)
-  if (report.reportId) what.push(`report ${report.reportId}`)
-  if (report.records !== null) what.push(`${report.records} ${report.records === 1 ? 'record' : 'records'}`)
-  return what.join(' ')
-}
-
-function itemOf(label: string, outcome: ImportOutcome): Item {
-  if (outcome.status === 'pending')
-    return { status: 'pending', label, detail: 'accepted; the queue will process it (storage was busy)' }
-  if (outcome.status === 'quarantined') {
-    const reason = outcome.quarantine!
-    return { status: 'quarantined', label, detail: `${reason.code}: ${reason.message}`, code: reason.code }
-  }
-  return { status: outcome.status, label, detail: outcome.reports.map(describeReport).join('; ') }
-}
-
-function failureText(failure: Failure, maxBytes: number): string {
-  if (failure.code === 'payload_too_large') return `larger than INGEST_MAX_MESSAGE_BYTES (${maxBytes} bytes)`
-  if (failure.code === 'validation_failed') return failure.message
-  return failure.code
-}
-
-async function importOne(
-  importer: IngestNow,
-  accountId: string,
-  label: string,
-  raw: Uint8Array,
-  maxBytes: number,
-): Promise<Item> {
-  const result = await importer({ raw, recipient: null, source: 'cli', accountId })
-  if (!result.ok) return { status: 'refused', label, detail: failureText(result.failure, maxBytes) }
-  return itemOf(label, result.value)
-}
-
-async function importFile(
-  context: { importer: IngestNow; accountId: string; maxBytes: number; bar: Progress },
-  file: Found,
-  report: (item: Item) => void,
-): Promise<void> {
-  const { importer, accountId, maxBytes } = context
-  const head = new Uint8Array(await Bun.file(file.path).slice(0, SNIFF_BYTES).arrayBuffer())
-  if (head.byteLength === 0) return report({ status: 'skipped', label: file.path, detail: 'empty file' })
-  const kind = fileKind(head)
-  if (kind === null)
-    return report({ status: 'skipped', label: file.path, detail: 'not a report file, an email or an mbox' })
-  if (kind === 'mbox') {
-    let n = 0
-    for await (const message of splitMbox(Bun.file(file.path).stream(), maxBytes)) {
-      const label = `${file.path} #${++n}`
-      if (!message.ok) {
-        report({
-          status: 'refused',
-          label,
-          detail: failureText({ code: 'payload_too_large', limit: maxBytes }, maxBytes),
-        })
-      } else if (message.raw.byteLength === 0) {
-        report({ status: 'skipped', label, detail: 'empty message' })
-      } else {
-        report(await importOne(importer, accountId, label, message.raw, maxBytes))
-      }
-    }
-    if (n === 0) report({ status: 'skipped', label: file.path, detail: 'an mbox without messages' })
-    return
-  }
-  if (file.size > maxBytes)
-    return report({
-      status: 'refused',
-      label: file.path,
-      detail: failureText({ code: 'payload_too_large', limit: maxBytes }, maxBytes),
-    })
-  const raw = new Uint8Array(await Bun.file(file.path).arrayBuffer())
-  report(await importOne(importer, accountId, file.path, raw, maxBytes))
-}
-
-const ORDER: Status[] = ['stored', 'duplicate', 'quarantined', 'pending', 'skipped', 'refused', 'failed']
-
-export function summary(files: number, items: Item[]): string {
-  const counts = new Map<Status, number>()
-  const reasons = new Map<string, number>()
-  for (const item of items) {
-    counts.set(item.status, (counts.get(item.status) ?? 0) + 1)
-    if (item.code !== undefined) reasons.set(item.code, (reasons.get(item.code) ?? 0) + 1)
-  }
-  const parts = ORDER.filter((s) => ['stored', 'duplicate', 'quarantined'].includes(s) || counts.has(s)).map(
-    (s) => `${counts.get(s) ?? 0} ${s}`,
-  )
+export function summary(files: number, items: ImportItem[]): string {
+  const { counts, reasons } = countItems(items)
   const lines = [
-    `${files} ${files === 1 ? 'file' : 'files'}, ${items.length} ${items.length === 1 ? 'item' : 'items'}: ${parts.join(', ')}`,
+    `${files} ${files === 1 ? 'file' : 'files'}, ${items.length} ${items.length === 1 ? 'item' : 'items'}: ${counts.map(([s, n]) => `${n} ${s}`).join(', ')}`,
   ]
-  if (reasons.size > 0) {
-    const byCount = [...reasons].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    lines.push(`quarantined: ${byCount.map(([code, n]) => `${code} (${n})`).join(', ')}`)
+  if (reasons.length > 0) {
+    lines.push(`quarantined: ${reasons.map(([code, n]) => `${code} (${n})`).join(', ')}`)
     lines.push('Quarantined items wait in /reports/quarantine (GET /api/v1/ingest/quarantine) for a retry.')
   }
   return lines.join('\n')
@@ -185,11 +82,11 @@ export async function runImport(
   if (member === null) throw new ImportUsageError('no such user')
 
   const files: Found[] = []
-  const items: Item[] = []
+  const items: ImportItem[] = []
   await collect(positionals, files, items)
   const total = files.reduce((sum, f) => sum + f.size, 0)
   const bar = progress(process.stdout, total)
-  const report = (item: Item) => {
+  const report = (item: ImportItem) => {
     items.push(item)
     bar.line(`${item.status.padEnd(12)}${item.label}  ${item.detail}`)
   }
@@ -202,12 +99,17 @@ export async function runImport(
     // Quarantine reasons are in the lines; the job code's own log lines would only repeat them.
     const logger = jsonLogger('error', (line) => process.stderr.write(line))
     const importer = reportImport({ config, database, boss, logger, now, ...resolvers(config, now) })
-    const context = { importer, accountId: member.accountId, maxBytes: config.ingestMaxMessageBytes, bar }
+    const context: ImportContext = {
+      importer,
+      accountId: member.accountId,
+      source: 'cli',
+      maxBytes: config.ingestMaxMessageBytes,
+    }
     let done = 0
     for (const file of files) {
       bar.update(done, file.path)
       try {
-        await importFile(context, file, report)
+        for await (const item of importBlob(context, file.path, Bun.file(file.path))) report(item)
       } catch (error) {
         // A file that vanished or cannot be read; database trouble stops the import.
         const code = (error as NodeJS.ErrnoException)?.code
