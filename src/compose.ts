@@ -377,6 +377,7 @@ export function buildApp(runtime: Runtime) {
         boss: runtime.boss,
         messages: intakeDeps.messages,
         forensicTls: s.forensicTls,
+        importReport,
       }),
     )
   routes.load(app.routes)
