@@ -232,6 +232,26 @@ describe('quarantine and refusals', () => {
     expect(chunked.body.error).toBe('payload_too_large')
   })
 
+  test('another account’s token cannot put a report into this account', async () => {
+    const stranger = await t.account()
+    const res = await upload(
+      await bytes(`${AGG}/aggregate/protection.outlook.com!example.com!1711756800!1711843200.xml`),
+      { token: stranger.token },
+    )
+    expect(res.status).toBe(200)
+    expect(res.body.data.quarantine.code).toBe('domain_not_in_account')
+    const stored = rowsOf<{ n: number }>(
+      await db().execute(
+        sql`select count(*)::int as n from aggregate_reports where report_id = 'cfeafefe4129445e8c81018bd9177197'`,
+      ),
+    )[0]!
+    expect(stored.n).toBe(0)
+    const theirs = await t.request('GET', '/api/v1/ingest/quarantine', { token: stranger.token })
+    expect(theirs.body.data.map((m: { id: string }) => m.id)).toEqual([res.body.data.id])
+    const ours = await t.request('GET', '/api/v1/ingest/quarantine', { token: owner.token })
+    expect(ours.body.data.map((m: { id: string }) => m.id)).not.toContain(res.body.data.id)
+  })
+
   test('needs the account token', async () => {
     expect((await upload(await bytes(TLS), { token: null })).status).toBe(401)
     expect((await upload(await bytes(TLS), { token: 'dw_wrong' })).status).toBe(401)
