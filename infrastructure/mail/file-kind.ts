@@ -7,8 +7,9 @@ import { sniffFormat } from './sniff.ts'
 // - `message`: one RFC 5322 message (an .eml), which starts with a header field (RFC 5322 §2.2:
 //   a name of printable ASCII other than ":", then ":");
 // - null: anything else.
-// None of these overlap: no header field name contains a space, and a report's first byte is no
-// header field character that "From " or a field name starts with.
+// The report check comes first: "{" and "<" are header field characters, but no mail starts with
+// a field named `<?xml`, `<feedback` or `{...`, and the mbox separator "From " has a space, which no
+// field name has.
 
 export type FileKind = 'report' | 'mbox' | 'message'
 

@@ -252,6 +252,29 @@ describe('quarantine and refusals', () => {
     expect(ours.body.data.map((m: { id: string }) => m.id)).not.toContain(res.body.data.id)
   })
 
+  test('a bare report posted as an email is read too (it used to be quarantined no_report_found)', async () => {
+    const response = await t.app.handle(
+      new Request('http://localhost/api/v1/ingest/messages', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'message/rfc822' },
+        body: await bytes(`${AGG}/aggregate/usssa.com!example.com!1538784000!1538870399.xml`),
+      }),
+    )
+    expect(response.status).toBe(202)
+    const id = ((await response.json()) as { data: { id: string } }).data.id
+    const deadline = Date.now() + 20_000
+    let row: { status: string; outcome: { status: string; kind: string }[] } | undefined
+    while (Date.now() < deadline) {
+      row = rowsOf<NonNullable<typeof row>>(
+        await db().execute(sql`select status, outcome from ingest_messages where id = ${id}`),
+      )[0]
+      if (row?.status !== 'pending') break
+      await Bun.sleep(50)
+    }
+    expect(row?.status).toBe('processed')
+    expect(row?.outcome[0]).toMatchObject({ status: 'stored', kind: 'aggregate' })
+  }, 30_000)
+
   test('needs the account token', async () => {
     expect((await upload(await bytes(TLS), { token: null })).status).toBe(401)
     expect((await upload(await bytes(TLS), { token: 'dw_wrong' })).status).toBe(401)
