@@ -27,8 +27,16 @@ interface Found {
   size: number
 }
 
-/** Files under the paths, in name order; entries starting with "." inside folders are left out. */
-async function collect(paths: string[], out: Found[], missing: ImportItem[]): Promise<void> {
+/**
+ * Files under the paths, in name order; entries starting with "." inside folders are left out, and
+ * a folder reached twice (a symbolic link to a parent) is read once.
+ */
+async function collect(
+  paths: string[],
+  out: Found[],
+  missing: ImportItem[],
+  seen = new Set<string>(),
+): Promise<void> {
   for (const path of paths) {
     let info: Awaited<ReturnType<typeof stat>>
     try {
@@ -42,11 +50,15 @@ async function collect(paths: string[], out: Found[], missing: ImportItem[]): Pr
       continue
     }
     if (info.isDirectory()) {
+      const id = `${info.dev}:${info.ino}`
+      if (seen.has(id)) continue
+      seen.add(id)
       const entries = (await readdir(path)).filter((name) => !name.startsWith('.')).sort()
       await collect(
         entries.map((name) => join(path, name)),
         out,
         missing,
+        seen,
       )
     } else if (info.isFile()) out.push({ path, size: info.size })
   }
@@ -108,8 +120,10 @@ export async function runImport(
     let done = 0
     for (const file of files) {
       bar.update(done, file.path)
+      // A large mbox moves the bar as it is read.
+      const reading = (bytes: number) => bar.update(done + bytes, file.path)
       try {
-        for await (const item of importBlob(context, file.path, Bun.file(file.path))) report(item)
+        for await (const item of importBlob(context, file.path, Bun.file(file.path), reading)) report(item)
       } catch (error) {
         // A file that vanished or cannot be read; database trouble stops the import.
         const code = (error as NodeJS.ErrnoException)?.code

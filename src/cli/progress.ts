@@ -37,7 +37,9 @@ export function progress(
       out.write(`${CLEAR}${text}\n${bar}`)
     },
     update(done, label) {
-      bar = renderBar(done, total, label, out.columns ?? 80)
+      const next = renderBar(done, total, label, out.columns ?? 80)
+      if (next === bar) return // a large file reports every chunk; the terminal only needs changes
+      bar = next
       out.write(`${CLEAR}${bar}`)
     },
     finish() {

@@ -69,7 +69,13 @@ async function importOne(ctx: ImportContext, label: string, raw: Uint8Array): Pr
  * The items of one file (a Blob: a file on disk through Bun.file, or an upload). An mbox is read
  * as a stream, a message at a time; anything else whole, up to `maxBytes`.
  */
-export async function* importBlob(ctx: ImportContext, label: string, blob: Blob): AsyncGenerator<ImportItem> {
+export async function* importBlob(
+  ctx: ImportContext,
+  label: string,
+  blob: Blob,
+  /** Bytes of an mbox read so far (a progress bar), called as it streams. */
+  reading?: (bytes: number) => void,
+): AsyncGenerator<ImportItem> {
   const head = new Uint8Array(await blob.slice(0, SNIFF_BYTES).arrayBuffer())
   if (head.byteLength === 0) {
     yield { status: 'skipped', label, detail: 'empty file' }
@@ -83,7 +89,15 @@ export async function* importBlob(ctx: ImportContext, label: string, blob: Blob)
   if (kind === 'mbox') {
     let n = 0
     const stream = blob.stream() as unknown as AsyncIterable<Uint8Array>
-    for await (const message of splitMbox(stream, ctx.maxBytes)) {
+    async function* counted() {
+      let read = 0
+      for await (const chunk of stream) {
+        read += chunk.byteLength
+        reading?.(read)
+        yield chunk
+      }
+    }
+    for await (const message of splitMbox(counted(), ctx.maxBytes)) {
       const item = `${label} #${++n}`
       if (message.ok) yield await importOne(ctx, item, message.raw)
       else yield { status: 'refused', label: item, detail: tooLarge(ctx.maxBytes) }
