@@ -9,7 +9,7 @@ import type { DashboardServices } from './services.ts'
 // GET /reports/upload and its form (multipart/form-data, session + CSRF like every dashboard
 // form). Each file goes through the intake and processing of POST /api/v1/ingest/reports
 // (src/jobs/import-items.ts), so the answer says what became of it. A request asking for JSON
-// (app.js, one file per request) gets the items as JSON; a plain form post gets the page back with
+// (assets/upload.js, one file per request) gets the items as JSON; a plain form post gets the page back with
 // the results. The body is read under INGEST_MAX_MESSAGE_BYTES (plugins/body-limit.ts).
 
 /** A file name to show: no control characters, no path, bounded. */

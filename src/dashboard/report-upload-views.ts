@@ -1,10 +1,11 @@
 import { countItems, type ImportItem, type ItemStatus } from '../jobs/import-items.ts'
+import { ASSETS } from './assets.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, type Viewer } from './layout.ts'
 import { reportLayout } from './report-frame-views.ts'
 
 // /reports/upload: report files from a folder or another tool's archive, many at once. Without a
-// script the form posts every file in one request and the answer lists each; with app.js each file
+// script the form posts every file in one request and the answer lists each; with assets/upload.js each file
 // goes up on its own, with a progress bar and its result as soon as it is processed.
 
 export const STATUS_BADGE: Record<ItemStatus, string> = {
@@ -54,6 +55,7 @@ ${csrfField(viewer.csrfToken)}
 <caption class="skip">What became of each file</caption>
 <thead><tr><th scope="col">File</th><th scope="col">Result</th><th scope="col">Details</th></tr></thead>
 <tbody id="upload-rows">${results === null ? '' : resultRows(results)}</tbody></table></div>
-</section>`
+</section>
+<script src="${ASSETS.uploadJs.path}" defer></script>`
   return reportLayout({ title: 'Upload reports', viewer, tab: '/reports/upload', body })
 }

@@ -4,7 +4,7 @@ import type { BrowserSession, ServedApp } from '../support/browser.ts'
 import { ARTIFACTS, browserSession, checkAccessible, servedApp, signUp } from '../support/browser.ts'
 
 // Upload reports in Debian's Chromium: several real report files chosen at once go up one by one
-// (app.js), each row with a progress bar first and its result after; the summary counts them;
+// (assets/upload.js), each row with a progress bar first and its result after; the summary counts them;
 // nothing breaks the CSP or reaches off the service. Screenshots go to tests/artifacts/.
 
 const AGG = 'tests/fixtures/dmarc-aggregate'

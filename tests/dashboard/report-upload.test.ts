@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { csrfOf, type FormClient, formClient } from './client.ts'
 
 // /reports/upload: many report files in one multipart form (no script), or one per request asking
-// for JSON (app.js); session and CSRF like every dashboard form; binary files arrive intact.
+// for JSON (assets/upload.js); session and CSRF like every dashboard form; binary files arrive intact.
 
 const AGG = 'tests/fixtures/dmarc-aggregate/parsedmarc'
 let t: TestApp
@@ -53,6 +53,12 @@ describe('the upload page', () => {
     expect(page.html).toMatch(/<input id="files" name="files" type="file" multiple required/)
     expect(csrfOf(page.html)).toBeTruthy()
     expect(page.html).toContain('<section id="upload-results" aria-live="polite" hidden>')
+    // Its script, served by the app like the others (CSP 'self').
+    const script = /<script src="(\/assets\/upload\.[0-9a-f]+\.js)" defer><\/script>/.exec(page.html)?.[1]
+    expect(script).toBeDefined()
+    const asset = await t.app.handle(new Request(`http://localhost${script}`))
+    expect(asset.status).toBe(200)
+    expect(await asset.text()).toContain('XMLHttpRequest')
     // Reachable from the other report pages.
     expect((await client.get('/reports')).html).toContain('href="/reports/upload"')
   })
