@@ -71,6 +71,18 @@ export function bodyLimit(limits: BodyLimits) {
         if (error instanceof FailureError) return tooLargeMarker(limit)
         throw error
       }
+      // A file upload (the dashboard's report upload): parsed here, since decoding it as text would
+      // corrupt binary files. A body that is no valid multipart is an empty form (the CSRF check
+      // then refuses it).
+      if (/^multipart\/form-data\b/i.test(contentType)) {
+        try {
+          // The header itself: Elysia's `contentType` has lost the boundary parameter.
+          const type = request.headers.get('content-type') ?? contentType
+          return await new Response(bytes as BodyInit, { headers: { 'content-type': type } }).formData()
+        } catch {
+          return new FormData()
+        }
+      }
       const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes)
       // A body that is not JSON reaches validation as a string and fails it there, in the contract's words.
       if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) return text

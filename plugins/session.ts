@@ -65,8 +65,13 @@ export function sessionCookies(publicUrl: string): SessionCookies {
   }
 }
 
-/** A form body: the body parser hands non-JSON bodies over as text. */
+/** A form body: the body parser hands non-JSON bodies over as text, multipart ones as FormData. */
 export function formOf(body: unknown): URLSearchParams {
+  if (body instanceof FormData) {
+    const fields = new URLSearchParams()
+    for (const [name, value] of body) if (typeof value === 'string') fields.append(name, value)
+    return fields
+  }
   return new URLSearchParams(typeof body === 'string' ? body : '')
 }
 

@@ -9,6 +9,7 @@ import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { demoCommand, demoDeps } from './cli/demo.ts'
 import { DOMAIN_USAGE, handlesCommand, runDomainCommand } from './cli/domain-commands.ts'
 import { CliError, describe } from './cli/errors.ts'
+import { IMPORT_USAGE, ImportUsageError, runImport } from './cli/import.ts'
 import { newLoginLink } from './cli/login-link-command.ts'
 import { intake, stores, systemRandom } from './compose.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
@@ -31,7 +32,8 @@ const USAGE = `usage: bun run cli <command>
                                                      recipient defaults to Delivered-To / X-Original-To / To
   demo --email E [--remove]                          add the demo domain with 30 days of generated reports
                                                      (sent through the intake), or remove it
-${DOMAIN_USAGE}`
+${DOMAIN_USAGE}
+${IMPORT_USAGE}`
 
 function required(values: Record<string, unknown>, name: string): string {
   const value = values[name]
@@ -46,6 +48,7 @@ async function readStdin(): Promise<string> {
 async function run(argv: string[], config: Config, database: Database): Promise<string> {
   const [group, action] = argv
   if (handlesCommand(group, action)) return runDomainCommand(argv, config, database, new Date())
+  if (group === 'import') return runImport(argv.slice(1), { config, database })
   const { values } = parseArgs({
     args: argv.slice(group === 'migrate' || group === 'ingest' || group === 'demo' ? 1 : 2),
     options: {
@@ -195,7 +198,12 @@ async function main(): Promise<number> {
     console.log(await run(argv, config, database))
     return 0
   } catch (error) {
-    if (error instanceof CliError || error instanceof ConfigError || error instanceof DataDirBusyError) {
+    if (
+      error instanceof CliError ||
+      error instanceof ImportUsageError ||
+      error instanceof ConfigError ||
+      error instanceof DataDirBusyError
+    ) {
       console.error(error.message)
       return error instanceof CliError && error.message.startsWith('usage') ? 2 : 1
     }

@@ -10,6 +10,7 @@ import { ingestKeyOf } from '../domain/ingest/routing.ts'
 import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
+import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
 import { singleFlight } from '../domain/shared/single-flight.ts'
 import { cacheFound } from '../infrastructure/cache/found-cache.ts'
@@ -42,6 +43,8 @@ import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
+import type { IngestJobDeps } from './jobs/ingest.ts'
+import { type IngestNow, ingestNow } from './jobs/ingest-now.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
 import { dnsProviderRoutes } from './routes/dns-providers.ts'
@@ -50,6 +53,7 @@ import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { forensicTlsRoutes } from './routes/forensic-tls.ts'
 import { healthRoutes } from './routes/health.ts'
 import { ingestRoutes } from './routes/ingest.ts'
+import { ingestReportRoutes } from './routes/ingest-reports.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
@@ -148,6 +152,46 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
   return { messages, accept, knowsRecipient }
 }
 
+/** What the report job needs: the worker's, and the same for callers that process inline. */
+export function ingestJobDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now'>,
+  messages: IngestJobDeps['messages'],
+): IngestJobDeps {
+  const { config } = runtime
+  const forensicTls = pgForensicTlsStore(runtime.database.db)
+  return {
+    database: runtime.database,
+    messages,
+    forensicTls,
+    dns: runtime.dns,
+    logger: runtime.logger,
+    now: runtime.now,
+    limits: {
+      maxDecompressedBytes: config.ingestMaxReportBytes,
+      maxZipEntries: 32,
+      maxCompressionRatio: 1000,
+      maxParts: 1000,
+    },
+    redactForensic: forensicTls.redactsForensic,
+  }
+}
+
+// Two files processed inline at once per process: a large report takes ~230 MB and a core while it
+// streams (docs/ingestion.md), so more would only compete; the rest wait their turn.
+const INLINE_CONCURRENCY = 2
+
+/** Intake that processes at once and answers with the outcome (POST /ingest/reports, cli import, upload). */
+export function reportImport(
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
+): IngestNow {
+  const { accept, messages } = intake(runtime)
+  return ingestNow({
+    accept,
+    job: ingestJobDeps(runtime, messages),
+    gate: concurrencyLimit(INLINE_CONCURRENCY),
+  })
+}
+
 /** What posture checks need, for the API and the worker alike. */
 export function checkDeps(runtime: Runtime, s: ReturnType<typeof stores>): CheckDeps {
   const { config } = runtime
@@ -186,6 +230,7 @@ export function buildApp(runtime: Runtime) {
   const s = stores(database)
   const checks = checkDeps(runtime, s)
   const intakeDeps = intake(runtime)
+  const importReport = reportImport(runtime)
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -270,6 +315,7 @@ export function buildApp(runtime: Runtime) {
       }),
     )
     .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))
+    .use(ingestReportRoutes({ importReport, auth, maxMessageBytes: config.ingestMaxMessageBytes }))
     .use(
       ingestRoutes({
         ...intakeDeps,
@@ -320,8 +366,10 @@ export function buildApp(runtime: Runtime) {
         byPrefix: [
           { prefix: '/api/v1/ingest/messages', bytes: config.ingestMaxMessageBytes },
           { prefix: '/api/v1/ingest/tls-rpt', bytes: config.ingestMaxMessageBytes },
+          { prefix: '/api/v1/ingest/reports', bytes: config.ingestMaxMessageBytes },
+          { prefix: '/reports/upload', bytes: config.ingestMaxMessageBytes },
         ],
-        rawPrefixes: ['/api/v1/ingest/messages', '/api/v1/ingest/tls-rpt'],
+        rawPrefixes: ['/api/v1/ingest/messages', '/api/v1/ingest/tls-rpt', '/api/v1/ingest/reports'],
       }),
     )
     .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))
@@ -345,6 +393,7 @@ export function buildApp(runtime: Runtime) {
         boss: runtime.boss,
         messages: intakeDeps.messages,
         forensicTls: s.forensicTls,
+        importReport,
       }),
     )
   routes.load(app.routes)

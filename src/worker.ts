@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
-import { checkDeps, intake, type Runtime, stores } from './compose.ts'
+import { checkDeps, ingestJobDeps, intake, type Runtime, stores } from './compose.ts'
 import { registerAlertJobs } from './jobs/alerts.ts'
 import { registerDnsProviderJobs } from './jobs/dns-providers.ts'
 import { registerIngestJobs } from './jobs/ingest.ts'
@@ -19,21 +19,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   const s = stores(runtime.database)
   const { accept, messages } = intake(runtime)
   const { config } = runtime
-  await registerIngestJobs(boss, {
-    database: runtime.database,
-    messages,
-    forensicTls: s.forensicTls,
-    dns: runtime.dns,
-    logger: runtime.logger,
-    now: runtime.now,
-    limits: {
-      maxDecompressedBytes: config.ingestMaxReportBytes,
-      maxZipEntries: 32,
-      maxCompressionRatio: 1000,
-      maxParts: 1000,
-    },
-    redactForensic: s.forensicTls.redactsForensic,
-  })
+  await registerIngestJobs(boss, ingestJobDeps(runtime, messages))
   await registerMailboxPolling(
     boss,
     { accept, logger: runtime.logger },

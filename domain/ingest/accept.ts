@@ -9,6 +9,8 @@ export interface NewIngestMessage {
   raw: Uint8Array
   sha256: string
   receivedAt: Date
+  /** Delay the processing job: the caller processes the message at once (AcceptInput.processInline). */
+  deferJob: boolean
 }
 
 export interface IngestMessageStore {
@@ -52,6 +54,7 @@ export async function acceptMessage(
     raw: input.raw,
     sha256: deps.sha256(input.raw),
     receivedAt: deps.now(),
+    deferJob: input.processInline === true,
   })
   return ok({ id, accountId })
 }

@@ -4,7 +4,7 @@ import type { Result } from '../shared/result.ts'
 // to one function. Accepting is one durable write: the raw message is stored and its parse job
 // enqueued in the same transaction, so once `accept` resolves ok, nothing can be lost.
 
-export type IntakeSource = 'http' | 'cli' | 'imap' | 'smtp'
+export type IntakeSource = 'http' | 'cli' | 'imap' | 'smtp' | 'dashboard'
 
 export interface AcceptInput {
   raw: Uint8Array
@@ -13,6 +13,12 @@ export interface AcceptInput {
   source: IntakeSource
   /** Set when the caller authenticated as an account (an API token): the report goes to it. */
   accountId?: string
+  /**
+   * The caller processes the message itself right after accepting it, to give its outcome (the
+   * raw-report endpoint, `cli import`, the dashboard upload). The queued job then only stands in for
+   * a caller that died first: it starts after a delay and finds the message already processed.
+   */
+  processInline?: boolean
 }
 
 export interface Accepted {

@@ -15,6 +15,7 @@ import {
   type SkippedPart,
   sliceStream,
 } from './report-payloads.ts'
+import { sniffFormat } from './sniff.ts'
 
 // Takes the report payloads out of a raw RFC 5322 message: DMARC aggregate XML (RFC 7489 §7.2.1.1,
 // RFC 9990), TLS-RPT JSON (RFC 8460 §5.3) and failure reports (RFC 5965, RFC 6591, RFC 9991).
@@ -42,8 +43,20 @@ interface Walk extends PayloadSink {
 
 export async function extractReports(raw: Uint8Array, limits: ExtractLimits): Promise<ExtractResult> {
   const walk: Walk = { limits, parts: 0, payloads: [], skipped: [] }
-  const failure = await collect(raw, 0, walk)
-  if (failure !== null) return { ok: false, reason: failure }
+  // A bare report (POST /ingest/reports, `cli import`, an upload) is stored as it came: its first
+  // bytes are a report's (sniff.ts), which no RFC 5322 message starts with (file-kind.ts). It is
+  // read like one attachment, under the same limits.
+  if (sniffFormat(raw) !== null) {
+    const part = { filename: null, contentType: 'application/octet-stream' }
+    try {
+      await addPartPayloads(walk, raw, part, limits)
+    } catch (error) {
+      walk.skipped.push({ ...part, entryName: null, reason: asExtractionError(error, 'reading').reason })
+    }
+  } else {
+    const failure = await collect(raw, 0, walk)
+    if (failure !== null) return { ok: false, reason: failure }
+  }
   if (walk.payloads.length > 0) return { ok: true, value: { payloads: walk.payloads, skipped: walk.skipped } }
   // Nothing usable: the most telling reason is a part that failed, rather than "nothing there".
   const problem = walk.skipped.find((part) => part.reason.code !== 'no_report_found') ?? walk.skipped[0]

@@ -39,8 +39,19 @@ export const PROCESS_MESSAGE_RETRIES = { retryLimit: 5, retryDelay: 30, retryBac
 /** pg-boss on the caller's transaction, so a job exists exactly when its rows are committed. */
 export const onTransaction = (tx: Tx) => fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql)
 
-const enqueue = (boss: PgBoss, tx: Tx, messageId: string) =>
-  boss.send(PROCESS_MESSAGE, { messageId }, { db: onTransaction(tx), ...PROCESS_MESSAGE_RETRIES })
+/**
+ * How long the job of a message processed inline waits (AcceptInput.processInline): far longer
+ * than processing the largest report takes, so it never runs beside the caller; it only matters
+ * when the caller died before finishing.
+ */
+export const INLINE_FALLBACK_SECONDS = 15 * 60
+
+const enqueue = (boss: PgBoss, tx: Tx, messageId: string, startAfter = 0) =>
+  boss.send(
+    PROCESS_MESSAGE,
+    { messageId },
+    { db: onTransaction(tx), ...PROCESS_MESSAGE_RETRIES, ...(startAfter > 0 ? { startAfter } : {}) },
+  )
 
 export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
   const queue = () => {
@@ -63,14 +74,14 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       return rows[0]?.id ?? null
     },
 
-    async insertAndEnqueue(message: NewIngestMessage) {
+    async insertAndEnqueue({ deferJob, ...message }: NewIngestMessage) {
       const jobs = queue()
       return db.transaction(async (tx) => {
         const [row] = await tx
           .insert(ingestMessages)
           .values({ ...message, size: message.raw.byteLength })
           .returning({ id: ingestMessages.id })
-        await enqueue(jobs, tx, row!.id)
+        await enqueue(jobs, tx, row!.id, deferJob ? INLINE_FALLBACK_SECONDS : 0)
         return row!.id
       })
     },

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 
-// The dashboard's stylesheet and script, and uPlot (the chart library) for pages with a chart,
+// The dashboard's stylesheet and script (and the upload page's), and uPlot (the chart library) for pages with a chart,
 // served by the app itself (no CDN: CSP 'self', works offline). Their URLs carry a content hash,
 // so they are cached for a year and a new release changes the URL; the hash doubles as the ETag.
 
@@ -27,6 +27,7 @@ const uplot = (file: string) => new URL(import.meta.resolve(`uplot/dist/${file}`
 export const ASSETS = {
   css: load(new URL('./assets/app.css', import.meta.url), 'app', 'css', CSS),
   js: load(new URL('./assets/app.js', import.meta.url), 'app', 'js', JS),
+  uploadJs: load(new URL('./assets/upload.js', import.meta.url), 'upload', 'js', JS),
   uplotCss: load(uplot('uPlot.min.css'), 'uplot', 'css', CSS),
   uplotJs: load(uplot('uPlot.iife.min.js'), 'uplot', 'js', JS),
 }

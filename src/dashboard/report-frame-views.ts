@@ -11,6 +11,7 @@ const TABS = [
   { href: '/reports/failures', label: 'Failure reports' },
   { href: '/reports/tls', label: 'TLS reports' },
   { href: '/reports/quarantine', label: 'Quarantine' },
+  { href: '/reports/upload', label: 'Upload reports' },
 ] as const
 
 export type ReportTab = (typeof TABS)[number]['href']

@@ -7,6 +7,7 @@ import { htmlResponse } from './layout.ts'
 import { forensicTlsPages } from './report-forensic-tls-pages.ts'
 import { reportListPages } from './report-list-pages.ts'
 import { quarantinePages } from './report-quarantine-pages.ts'
+import { uploadPages } from './report-upload-pages.ts'
 import { type DomainReports, reportsView } from './report-views.ts'
 import type { DashboardServices } from './services.ts'
 
@@ -22,6 +23,7 @@ export function reportPages(s: DashboardServices, sessions: ReturnType<typeof se
     .use(sessions)
     .use(forensicTlsPages(s, sessions))
     .use(quarantinePages(s, sessions))
+    .use(uploadPages(s, sessions))
     .use(reportListPages(s, sessions))
     .get(
       '/reports',

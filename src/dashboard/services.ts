@@ -25,6 +25,7 @@ import { pgSessionStore } from '../../infrastructure/repositories/pg-session-sto
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
 import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
 import type { Config } from '../config.ts'
+import type { IngestNow } from '../jobs/ingest-now.ts'
 
 // What the dashboard's pages need, built once from the deps the composition root hands over.
 
@@ -53,6 +54,8 @@ export interface DashboardDeps {
   messages?: ReturnType<typeof pgIngestMessageStore>
   /** Failure and TLS-RPT reports. */
   forensicTls?: ReturnType<typeof pgForensicTlsStore>
+  /** Intake with the outcome, for the report upload (POST /api/v1/ingest/reports's). */
+  importReport?: IngestNow
 }
 
 /** argon2id through Bun.password (contract §5), with Bun's default cost (64 MiB, 2 passes). */
@@ -92,6 +95,7 @@ export function dashboardServices(deps: DashboardDeps) {
     forensicTls: deps.forensicTls ?? pgForensicTlsStore(db),
     boss: deps.boss ?? null,
     messages: deps.messages ?? pgIngestMessageStore(db, deps.boss ?? null),
+    importReport: deps.importReport ?? null,
     tokens: pgTokenStore(db),
     sessions: pgSessionStore(db),
     credentials: pgCredentialStore(db),

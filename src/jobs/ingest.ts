@@ -8,6 +8,7 @@ import {
   type PayloadOutcome,
   type ProcessDeps,
   processPayloads,
+  type QuarantineReason,
 } from '../../domain/ingest/process-message.ts'
 import { parseAggregateReport } from '../../domain/reports/aggregate-parser.ts'
 import { alignRecord, publicSuffixOrganizationalDomain } from '../../domain/reports/alignment.ts'
@@ -161,6 +162,12 @@ function domainResolver(deps: IngestJobDeps) {
   return (accountId: string, policyDomain: string) => lookup(`${accountId}\u0000${policyDomain}`)
 }
 
+/** What became of a message: `skipped` when it was not pending (processed already, or gone). */
+export type MessageResult =
+  | { status: 'processed'; outcomes: PayloadOutcome[] }
+  | { status: 'quarantined'; reason: QuarantineReason; outcomes: PayloadOutcome[] }
+  | { status: 'skipped' }
+
 /** A processed message waiting to be marked with the rest of its batch (see registerIngestJobs). */
 export interface ProcessedMark {
   id: string
@@ -177,10 +184,10 @@ export async function processMessage(
   deps: IngestJobDeps,
   messageId: string,
   marks?: ProcessedMark[],
-): Promise<void> {
+): Promise<MessageResult> {
   const message = await deps.messages.load(messageId)
   // Already handled (a retry after a crash past the commit) or gone: nothing to do.
-  if (message === null || message.status !== 'pending' || message.raw === null) return
+  if (message === null || message.status !== 'pending' || message.raw === null) return { status: 'skipped' }
   const resolve = domainResolver(deps)
   const ctx: PayloadContext = {
     accountId: message.accountId,
@@ -204,7 +211,9 @@ export async function processMessage(
       code: result.reason.code,
       reason: result.reason.message,
     })
+    return { status: 'quarantined', reason: result.reason, outcomes: result.outcomes }
   }
+  return { status: 'processed', outcomes: result.outcomes }
 }
 
 /** Metrics, counted after the commit so a retried job does not count twice what it stored once. */

@@ -142,7 +142,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
           detail: {
             summary: 'Submit a raw report email (Content-Type: message/rfc822)',
             description:
-              'Answers 202 once the message is stored durably; parsing happens in the background. Authenticate with an API token (the report goes to its account) or with the intake secret (INGEST_SECRET) plus the envelope recipient in ?recipient= or X-Original-To. Messages up to INGEST_MAX_MESSAGE_BYTES (64 MB).',
+              'Answers 202 once the message is stored durably; parsing happens in the background. Authenticate with an API token (the report goes to its account) or with the intake secret (INGEST_SECRET) plus the envelope recipient in ?recipient= or X-Original-To. Messages up to INGEST_MAX_MESSAGE_BYTES (64 MB). A bare report file is read too; POST /ingest/reports takes one and answers with its outcome.',
             security: [{ bearerAuth: [] }],
           },
         },

@@ -278,6 +278,23 @@ const cases: Case[] = [
     stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
   },
   {
+    method: 'POST',
+    route: '/api/v1/ingest/reports',
+    path: () => '/api/v1/ingest/reports',
+    body: () =>
+      '<?xml version="1.0"?><feedback><report_metadata><org_name>r.example</org_name><report_id>t-1</report_id><date_range><begin>1700000000</begin><end>1700086399</end></date_range></report_metadata><policy_published><domain>elsewhere.example</domain><p>none</p></policy_published><record><row><source_ip>192.0.2.1</source_ip><count>1</count><policy_evaluated><disposition>none</disposition><dkim>pass</dkim><spf>pass</spf></policy_evaluated></row><identifiers><header_from>elsewhere.example</header_from></identifiers><auth_results></auth_results></record></feedback>',
+    // Runs after the quarantine cases (it adds to the stranger's quarantine): a report for a domain
+    // of no account of the token's is quarantined there.
+    stranger: {
+      status: 200,
+      check: (body) =>
+        expect(body.data).toMatchObject({
+          status: 'quarantined',
+          quarantine: { code: 'domain_not_in_account' },
+        }),
+    },
+  },
+  {
     method: 'GET',
     route: '/api/v1/alerts',
     path: () => '/api/v1/alerts',

@@ -365,6 +365,7 @@ describe('sub-navigation', () => {
       ['/reports/failures', 'Failure reports'],
       ['/reports/tls', 'TLS reports'],
       ['/reports/quarantine', 'Quarantine'],
+      ['/reports/upload', 'Upload reports'],
     ]
     const anonymous = formClient(t)
     for (const [path, label] of tabs) {

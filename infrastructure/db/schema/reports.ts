@@ -30,7 +30,7 @@ export const ingestMessages = pgTable(
     accountId: uuid()
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),
-    source: text({ enum: ['http', 'cli', 'imap', 'smtp'] }).notNull(),
+    source: text({ enum: ['http', 'cli', 'imap', 'smtp', 'dashboard'] }).notNull(),
     recipient: text(),
     raw: bytea(),
     size: integer().notNull(),

@@ -272,3 +272,29 @@ describe('formats are told by magic bytes, not by labels', () => {
     })
   })
 })
+
+describe('a bare report file as the whole message (POST /ingest/reports, cli import, upload)', () => {
+  const P = `${AGGREGATE}/parsedmarc/extract_report`
+  test('XML, gzip and zip are read like an attachment, to the same XML', async () => {
+    const xml = new Uint8Array(await Bun.file(`${P}/nice-input.xml`).arrayBuffer())
+    for (const name of ['nice-input.xml', 'nice-input.xml.gz', 'nice-input.xml.zip']) {
+      const raw = new Uint8Array(await Bun.file(`${P}/${name}`).arrayBuffer())
+      const [payload, ...rest] = await extractOk(raw)
+      expect(rest).toEqual([])
+      expect(payload?.kind).toBe('aggregate-xml')
+      expect(await contentOf(payload!)).toEqual(xml)
+    }
+  })
+
+  test('TLS-RPT JSON; a corrupt archive or an oversize report is refused with its reason', async () => {
+    const json = new Uint8Array(await Bun.file('tests/fixtures/tls-rpt/rfc8460-example.json').arrayBuffer())
+    expect((await extractOk(json))[0]?.kind).toBe('tls-rpt-json')
+    const corrupt = await extractReports(
+      new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]),
+      LIMITS,
+    )
+    expect(corrupt).toMatchObject({ ok: false, reason: { code: 'decompression_failed' } })
+    const big = await extractReports(json, { ...LIMITS, maxDecompressedBytes: 100 })
+    expect(big).toMatchObject({ ok: false, reason: { code: 'limit_exceeded', limit: 'decompressed_bytes' } })
+  })
+})

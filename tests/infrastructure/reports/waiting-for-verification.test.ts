@@ -43,6 +43,7 @@ async function message(accountId: string): Promise<string> {
     raw: new TextEncoder().encode(`message ${Math.random()}`),
     sha256: `hash-${Math.random()}`,
     receivedAt: new Date(),
+    deferJob: false,
   })
 }
 
