@@ -11,6 +11,8 @@
 // - A response without a body (204) is emitted with `content: {type: 'void'}`, which is no
 //   media-type map: such a response has no `content`.
 // - `$id: '#/components/schemas/X'` (a fragment, which 2020-12 forbids in `$id`) is dropped.
+// - A record (`patternProperties` '^(.*)$') is written `additionalProperties`.
+// - A recursive TypeBox type (`$id: 'X'` with `$ref: 'X'` inside) becomes the component X.
 // - A schema written out again where a named model was meant (Elysia inlines models used inside
 //   other models) becomes a `$ref` to that model, so clients get one named type for it.
 
@@ -80,6 +82,13 @@ export function conformSchema(input: Json): Json {
   if (typeof schema.$id === 'string' && schema.$id.startsWith('#')) {
     const { $id: _, ...rest } = schema
     schema = rest
+  }
+  // TypeBox writes a record as `patternProperties: {'^(.*)$': X}`: every name, which JSON Schema
+  // says as `additionalProperties: X` (and clients read better).
+  const patterns = schema.patternProperties
+  if (isObject(patterns) && Object.keys(patterns).length === 1 && isObject(patterns['^(.*)$'])) {
+    const { patternProperties: _, ...rest } = schema
+    schema = { ...rest, additionalProperties: patterns['^(.*)$'] }
   }
   const union = schema.anyOf
   if (Array.isArray(union)) {
@@ -165,32 +174,62 @@ function conformOperation(operation: Json, fix: (s: Json) => Json): Json {
   return out
 }
 
+function mapPaths(paths: Json, fix: (s: Json) => Json): Json {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => {
+      if (!isObject(item)) return [path, item]
+      const out: Json = { ...item }
+      for (const method of METHODS) {
+        const operation = out[method]
+        if (isObject(operation)) out[method] = conformOperation(operation, fix)
+      }
+      return [path, out]
+    }),
+  )
+}
+
+/**
+ * TypeBox's recursive types (`Type.Recursive(..., {$id: 'X'})`) are written inline wherever they are
+ * used, with `$id: 'X'` and `$ref: 'X'` inside: a reference OpenAPI cannot resolve. Each becomes
+ * the component X, referenced as `#/components/schemas/X`.
+ */
+function namedSchemaHoister(named: Map<string, Json>) {
+  const hoist = (node: Json): Json => {
+    if (typeof node.$id === 'string' && !node.$id.startsWith('#')) {
+      const { $id: id, ...rest } = node
+      if (!named.has(id)) {
+        named.set(id, {})
+        named.set(id, mapSubschemas(rest, hoist))
+      }
+      return { $ref: `#/components/schemas/${id}` }
+    }
+    if (typeof node.$ref === 'string' && !node.$ref.startsWith('#'))
+      return { ...node, $ref: `#/components/schemas/${node.$ref}` }
+    return mapSubschemas(node, hoist)
+  }
+  return hoist
+}
+
 /** The emitted document, valid OpenAPI 3.1 (see the notes at the top of this file). */
 export function conformOpenApiDocument(document: Json): Json {
   const components = isObject(document.components) ? document.components : {}
-  const rawSchemas = isObject(components.schemas) ? (components.schemas as Record<string, Json>) : {}
+  const named = new Map<string, Json>()
+  const hoist = namedSchemaHoister(named)
+  const emitted = isObject(components.schemas) ? (components.schemas as Record<string, Json>) : {}
+  const hoistedSchemas = Object.fromEntries(Object.entries(emitted).map(([name, s]) => [name, hoist(s)]))
+  const hoistedPaths = mapPaths(isObject(document.paths) ? document.paths : {}, hoist)
+  for (const [name, schema] of named) if (!(name in hoistedSchemas)) hoistedSchemas[name] = schema
+
   const conformed = Object.fromEntries(
-    Object.entries(rawSchemas).map(([name, schema]) => [name, conformSchema(schema)]),
+    Object.entries(hoistedSchemas).map(([name, schema]) => [name, conformSchema(schema)]),
   )
   const reference = modelReferencer(conformed)
   const schemas = Object.fromEntries(
     Object.entries(conformed).map(([name, schema]) => [name, reference(schema, name)]),
   )
-  const fix = (schema: Json) => reference(conformSchema(schema), null)
-  const paths = isObject(document.paths) ? document.paths : {}
   return {
     ...document,
-    paths: Object.fromEntries(
-      Object.entries(paths).map(([path, item]) => {
-        if (!isObject(item)) return [path, item]
-        const out: Json = { ...item }
-        for (const method of METHODS) {
-          const operation = out[method]
-          if (isObject(operation)) out[method] = conformOperation(operation, fix)
-        }
-        return [path, out]
-      }),
-    ),
+    paths: mapPaths(hoistedPaths, (schema) => reference(conformSchema(schema), null)),
     components: { ...components, schemas },
   }
 }

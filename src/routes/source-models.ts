@@ -3,7 +3,7 @@ import type { Period } from '../../domain/reports/period.ts'
 import type { ServiceGroup, SourceView } from '../../domain/sources/list-sources.ts'
 import type { PolicyReadiness } from '../../domain/sources/policy-readiness.ts'
 import type { Recommendation } from '../../domain/sources/recommendation.ts'
-import { PageMeta } from '../../plugins/api-models.ts'
+import { JsonObject, PageMeta } from '../../plugins/api-models.ts'
 
 // API shapes of the sources endpoints (issue #5) and the presenters that produce them. Rates and
 // shares are percentages of messages with two decimals, as in the report summary
@@ -159,7 +159,7 @@ const RecommendationModel = t.Object({
   ]),
   priority: t.UnionEnum(['high', 'medium', 'low']),
   title: t.String(),
-  evidence: t.Record(t.String(), t.Unknown(), { description: 'The figures behind the title (snake_case)' }),
+  evidence: JsonObject({ description: 'The figures behind the title; the shape depends on the type' }),
   effect: t.Object({
     messages: t.Integer(),
     share: t.Number({ description: 'Percent of the domain’s messages' }),

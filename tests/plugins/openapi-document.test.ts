@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test'
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { conformOpenApiDocument, conformSchema } from '../../plugins/openapi-document.ts'
 
@@ -63,4 +64,37 @@ test('a body-less response has no content; inline copies of models become refere
     document.paths['/things/{id}'].get.responses['200'].content['application/json'].schema.properties.data,
   ).toEqual({ $ref: '#/components/schemas/Thing' })
   expect(document.components.schemas.Thing).toEqual(model)
+})
+
+test('a recursive TypeBox type becomes a component, referenced; a record is additionalProperties', () => {
+  const Tree = Type.Recursive((Self) => t.Object({ name: t.String(), children: t.Array(Self) }), {
+    $id: 'Tree',
+  })
+  const document = conformOpenApiDocument({
+    openapi: '3.1.0',
+    paths: {
+      '/tree': {
+        get: {
+          responses: {
+            '200': {
+              description: 'A tree',
+              content: {
+                'application/json': {
+                  schema: json(t.Object({ tree: Tree, labels: t.Record(t.String(), t.String()) })),
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    components: { schemas: {} },
+  }) as any
+  const schema = document.paths['/tree'].get.responses['200'].content['application/json'].schema
+  expect(schema.properties.tree).toEqual({ $ref: '#/components/schemas/Tree' })
+  expect(schema.properties.labels).toEqual({ type: 'object', additionalProperties: { type: 'string' } })
+  expect(document.components.schemas.Tree.properties.children.items).toEqual({
+    $ref: '#/components/schemas/Tree',
+  })
+  expect(JSON.stringify(document)).not.toContain('"$id"')
 })
