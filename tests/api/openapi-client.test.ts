@@ -132,6 +132,11 @@ test('a client generated with openapi-typescript type-checks and drives the API 
   expect(types).toContain('"/api/v1/domains/{name}/status"')
 
   await Bun.write(join(dir, 'client.ts'), CLIENT_PROGRAM)
+  // The example of docs/api.md ("Generated client") must compile too.
+  const docs = await Bun.file(join(ROOT, 'docs/api.md')).text()
+  const example = /## Generated client[\s\S]*?```ts\n([\s\S]*?)```/.exec(docs)?.[1]
+  expect(example).toContain('createClient<paths>')
+  await Bun.write(join(dir, 'docs-example.ts'), example!)
   await Bun.write(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG))
   const checked = await run([join(ROOT, 'node_modules/.bin/tsc'), '-p', 'tsconfig.json'], dir)
   expect(checked.output).toBe('')
