@@ -28,27 +28,36 @@ export const FixModel = t.Object({
 
 /**
  * `?details=1`: what the check learned (domain/posture/posture.ts PostureFindings), keys in
- * snake_case. The areas are JSON objects: their shape is the checkers' own and grows with them.
+ * snake_case. The areas are JSON objects: their shape is the checkers' own and grows with them;
+ * a check stored before an area was collected has no such field.
  */
 const FindingsModel = t.Object({
   domain: t.String(),
   checked_at: t.String({ format: 'date-time' }),
-  dmarc: JsonObject({ description: 'DMARC discovery: queries, the record found and its findings' }),
-  report_authorization: t.Union([JsonObject(), t.Null()], {
-    description: 'External report destinations checked (RFC 7489 §7.1); null when none',
-  }),
-  spf: JsonObject({ description: 'SPF analysis: the record, include tree, lookups and warnings' }),
-  dkim: JsonObject({ description: 'DKIM selectors checked and the keys found' }),
-  mx: t.Object({
-    status: enumOf(['ok', 'none', 'null_mx', 'temperror']),
-    hosts: t.Array(t.Object({ preference: ResponseInt(), exchange: t.String() })),
-  }),
-  mta_sts: JsonObject({ description: 'MTA-STS record and policy (RFC 8461)' }),
-  tls_rpt: JsonObject({ description: 'TLS-RPT record (RFC 8460)' }),
-  bimi: t.Union([JsonObject(), t.Null()]),
-  dnssec: t.Union([t.Boolean(), t.Null()], {
-    description: 'The resolver vouched (AD bit); null when unknown',
-  }),
+  dmarc: t.Optional(
+    JsonObject({ description: 'DMARC discovery: queries, the record found and its findings' }),
+  ),
+  report_authorization: t.Optional(
+    t.Union([JsonObject(), t.Null()], {
+      description: 'External report destinations checked (RFC 7489 §7.1); null when none',
+    }),
+  ),
+  spf: t.Optional(
+    JsonObject({ description: 'SPF analysis: the record, include tree, lookups and warnings' }),
+  ),
+  dkim: t.Optional(JsonObject({ description: 'DKIM selectors checked and the keys found' })),
+  mx: t.Optional(
+    t.Object({
+      status: enumOf(['ok', 'none', 'null_mx', 'temperror']),
+      hosts: t.Array(t.Object({ preference: ResponseInt(), exchange: t.String() })),
+    }),
+  ),
+  mta_sts: t.Optional(JsonObject({ description: 'MTA-STS record and policy (RFC 8461)' })),
+  tls_rpt: t.Optional(JsonObject({ description: 'TLS-RPT record (RFC 8460)' })),
+  bimi: t.Optional(t.Union([JsonObject(), t.Null()])),
+  dnssec: t.Optional(
+    t.Union([t.Boolean(), t.Null()], { description: 'The resolver vouched (AD bit); null when unknown' }),
+  ),
 })
 
 export const IssueModel = t.Object({

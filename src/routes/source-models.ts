@@ -190,15 +190,20 @@ export const IntelligenceModel = t.Object({
   meta: t.Object({ ...PageMeta.properties, period: PeriodModel, readiness: ReadinessModel }),
 })
 
-/** `ipCount` → `ip_count`, recursively over objects and arrays; values are kept. */
+/**
+ * `ipCount` → `ip_count`, recursively over objects and arrays; values are kept as JSON would send
+ * them (a Date as its ISO text, undefined properties left out, undefined items and non-finite
+ * numbers as null), so the result is exactly the `JsonValue` its schema promises.
+ */
 export function snakeCaseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeCaseKeys)
-  if (value === null || typeof value !== 'object' || value instanceof Date) return value
+  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : snakeCaseKeys(item)))
+  if (value instanceof Date) return value.toISOString()
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  if (value === null || typeof value !== 'object') return value
   return Object.fromEntries(
-    Object.entries(value).map(([key, inner]) => [
-      key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
-      snakeCaseKeys(inner),
-    ]),
+    Object.entries(value)
+      .filter(([, inner]) => inner !== undefined)
+      .map(([key, inner]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeCaseKeys(inner)]),
   )
 }
 
