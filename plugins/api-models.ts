@@ -33,7 +33,7 @@ export const JsonValue = Type.Recursive(
  * An object of JSON values. Written as an object whose additional properties are JSON values (not
  * `t.Record`): Elysia cannot build its response mirror for a record of a recursive type.
  */
-export const JsonObject = (options: { description?: string } = {}) =>
+export const JsonObject = (options: { description?: string; title?: string } = {}) =>
   t.Object({}, { ...options, additionalProperties: JsonValue })
 
 // Shared response shapes (contract §2), registered once so OpenAPI names them.

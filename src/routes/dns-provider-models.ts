@@ -7,7 +7,7 @@ import type { RecordSet } from '../../domain/dns-providers/ports.ts'
 import { WRITABLE_TYPES } from '../../domain/dns-providers/record-set.ts'
 import type { Connection } from '../../domain/dns-providers/use-cases.ts'
 import { diffSets, type Plan, type ProviderWrite } from '../../domain/dns-providers/writes.ts'
-import { enumOf, PageMeta } from '../../plugins/api-models.ts'
+import { enumOf, JsonObject, PageMeta } from '../../plugins/api-models.ts'
 
 // OpenAPI models and presenters of the DNS providers API (src/routes/dns-providers.ts, docs/api.md).
 
@@ -38,6 +38,8 @@ const SettingsModel = t.Union(
       },
       { title: 'cloudflare' },
     ),
+    // Settings stored in a shape none of the above has (an older version's) are still shown.
+    JsonObject({ title: 'other' }),
   ],
   { description: 'What may be shown of the connection’s settings; never the key, token or TSIG secret' },
 )

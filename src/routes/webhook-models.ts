@@ -5,7 +5,7 @@ import type {
   WebhookDelivery,
   WebhookSettings,
 } from '../../infrastructure/repositories/pg-webhook-store.ts'
-import { enumOf, PageMeta } from '../../plugins/api-models.ts'
+import { enumOf, JsonObject, PageMeta } from '../../plugins/api-models.ts'
 import { MAX_WEBHOOK_URL_LENGTH } from './webhook-url.ts'
 
 // OpenAPI models and presenters of the webhooks API (src/routes/webhooks.ts, docs/api.md).
@@ -77,6 +77,8 @@ const EventDataModel = t.Union(
       { message: t.String(), requested_at: t.String({ format: 'date-time' }) },
       { title: 'ping', description: 'POST /webhooks/test (infrastructure/repositories/pg-webhook-store.ts)' },
     ),
+    // An event stored in a shape none of the above has (an older version's) is still shown.
+    JsonObject({ title: 'other', description: 'Any other event data, as stored' }),
   ],
   { description: 'The event’s data, as sent in the body' },
 )
