@@ -9,6 +9,33 @@ import { Elysia, t } from 'elysia'
  */
 export const ResponseInt = Type.Integer
 
+/**
+ * A JSON value, for the few figures whose shape depends on a kind (an alert's evidence, a
+ * recommendation's evidence, the raw posture findings): typed as JSON, keys in snake_case by their
+ * presenters. OpenAPI names it `JsonValue` (plugins/openapi-document.ts hoists the recursion).
+ * Arrays nest at most two deep directly (an object starts again): recursion that passes through an
+ * object is what TypeScript can type from the generated client (docs/api.md, "Generated client").
+ */
+export const JsonValue = Type.Recursive(
+  (Self) => {
+    const scalar = [Type.String(), Type.Number(), Type.Boolean(), Type.Null()]
+    const object = Type.Record(Type.String(), Self)
+    return Type.Union([
+      ...scalar,
+      object,
+      Type.Array(Type.Union([...scalar, object, Type.Array(Type.Union([...scalar, object]))])),
+    ])
+  },
+  { $id: 'JsonValue' },
+)
+
+/**
+ * An object of JSON values. Written as an object whose additional properties are JSON values (not
+ * `t.Record`): Elysia cannot build its response mirror for a record of a recursive type.
+ */
+export const JsonObject = (options: { description?: string; title?: string } = {}) =>
+  t.Object({}, { ...options, additionalProperties: JsonValue })
+
 // Shared response shapes (contract §2), registered once so OpenAPI names them.
 
 export const ErrorBody = t.Object(

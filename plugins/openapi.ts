@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
+import { conformOpenApiDocument } from './openapi-document.ts'
 
 // The reference UI is Swagger UI served from the app itself (swagger-ui-dist), so /swagger works
 // offline and loads nothing from a CDN.
@@ -9,9 +10,21 @@ const ASSETS = {
   'swagger-ui.css': 'text/css; charset=utf-8',
 } as const
 
-/** OpenAPI 3.1 at /openapi/json with the interactive reference at /swagger (contract §1). */
+/** OpenAPI 3.1 at /openapi/json with the interactive reference at /swagger (docs/api.md). */
 export function openApiDocs(input: { version: string; publicUrl: string }) {
+  // The plugin builds its document once (and again when routes are added); it is conformed to
+  // OpenAPI 3.1 once per document it builds (plugins/openapi-document.ts).
+  const conformed = new WeakMap<object, Record<string, unknown>>()
   return new Elysia({ name: 'openapi-docs' })
+    .onAfterHandle(({ path, responseValue }) => {
+      if (path !== '/openapi/json' || typeof responseValue !== 'object' || responseValue === null) return
+      let document = conformed.get(responseValue)
+      if (document === undefined) {
+        document = conformOpenApiDocument(responseValue as Record<string, unknown>)
+        conformed.set(responseValue, document)
+      }
+      return document
+    })
     .use(
       openapi({
         path: '/swagger',

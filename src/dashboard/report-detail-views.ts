@@ -1,3 +1,4 @@
+import { presentAggregateRecord, presentPolicyPublished } from '../routes/report-detail-models.ts'
 import { badge, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import type { Viewer } from './layout.ts'
@@ -7,8 +8,9 @@ import { fmt, pager, reportLayout, toIso } from './report-frame-views.ts'
 // the reporter's metadata, the policy it saw published, and its records (largest count first).
 
 type Row = Record<string, unknown>
+type PresentedRecord = ReturnType<typeof presentAggregateRecord>
 
-const POLICY_LABELS: [key: string, label: string][] = [
+const POLICY_LABELS: [key: keyof ReturnType<typeof presentPolicyPublished>, label: string][] = [
   ['domain', 'Domain'],
   ['p', 'Policy (p)'],
   ['sp', 'Subdomain policy (sp)'],
@@ -18,22 +20,8 @@ const POLICY_LABELS: [key: string, label: string][] = [
   ['aspf', 'SPF alignment (aspf)'],
   ['fo', 'Failure reporting (fo)'],
   ['testing', 'Testing (t)'],
-  ['discoveryMethod', 'Discovery method'],
+  ['discovery_method', 'Discovery method'],
 ]
-
-/** A json column: parsed by the driver, or text when it came through as such. */
-function listOf(value: unknown): Row[] {
-  const parsed = typeof value === 'string' ? safeParse(value) : value
-  return Array.isArray(parsed) ? (parsed.filter((v) => v !== null && typeof v === 'object') as Row[]) : []
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return null
-  }
-}
 
 const text = (value: unknown) => (value === null || value === undefined ? '' : String(value))
 const none = html`<span class="muted">–</span>`
@@ -48,17 +36,16 @@ function aligned(value: unknown): SafeHtml {
   return value === true ? badge('ok', 'aligned') : badge('error', 'not aligned')
 }
 
-function authResults(record: Row): SafeHtml {
-  const dkim = listOf(record.dkim).map(
+function authResults(record: PresentedRecord): SafeHtml {
+  const dkim = record.dkim.map(
     (d) =>
-      html`<li>DKIM <code>${text(d.domain)}</code>${d.selector ? html` s=<code>${text(d.selector)}</code>` : ''}: ${text(d.result)}</li>`,
+      html`<li>DKIM <code>${d.domain}</code>${d.selector ? html` s=<code>${d.selector}</code>` : ''}: ${d.result}</li>`,
   )
-  const spf = listOf(record.spf).map(
-    (s) =>
-      html`<li>SPF${s.scope ? html` (${text(s.scope)})` : ''} <code>${text(s.domain)}</code>: ${text(s.result)}</li>`,
+  const spf = record.spf.map(
+    (s) => html`<li>SPF${s.scope ? html` (${s.scope})` : ''} <code>${s.domain}</code>: ${s.result}</li>`,
   )
-  const reasons = listOf(record.reasons).map(
-    (r) => html`<li>Override: ${text(r.type)}${r.comment ? html` (${text(r.comment)})` : ''}</li>`,
+  const reasons = record.reasons.map(
+    (r) => html`<li>Override: ${r.type}${r.comment ? html` (${r.comment})` : ''}</li>`,
   )
   const items = [...dkim, ...spf, ...reasons]
   return items.length === 0 ? none : html`<ul class="plain">${items}</ul>`
@@ -74,16 +61,12 @@ export function reportDetailView(input: {
   lastPage: number
 }): SafeHtml {
   const { report, domain } = input
-  const policy = (
-    report.policy !== null && typeof report.policy === 'object'
-      ? report.policy
-      : safeParse(text(report.policy))
-  ) as Row | null
+  const policy = presentPolicyPublished(report.policy)
   const errors = Array.isArray(report.errors) ? report.errors.map(String) : []
-  const policyRows = POLICY_LABELS.filter(([key]) => policy?.[key] !== null && policy?.[key] !== undefined)
-  const records = input.records.map(
+  const policyRows = POLICY_LABELS.filter(([key]) => policy[key] !== null && policy[key] !== '')
+  const records = input.records.map(presentAggregateRecord).map(
     (r) => html`<tr><th scope="row"><code>${text(r.source_ip)}</code></th>
-<td class="num">${fmt(Number(r.count ?? 0))}</td>
+<td class="num">${fmt(r.count)}</td>
 <td>${text(r.disposition)}</td>
 <td>${r.dmarc_pass === true ? badge('ok', 'pass') : badge('error', 'fail')}</td>
 ${result(r.dkim_evaluated)}<td>${aligned(r.dkim_aligned)}</td>
@@ -112,7 +95,7 @@ ${
   policyRows.length === 0
     ? html`<p class="muted">The report names no policy.</p>`
     : html`<p class="muted">The DMARC record the receiver found when it evaluated the mail.</p><dl class="record">${policyRows.map(
-        ([key, label]) => html`<dt>${label}</dt><dd><code>${text(policy?.[key])}</code></dd>`,
+        ([key, label]) => html`<dt>${label}</dt><dd><code>${text(policy[key])}</code></dd>`,
       )}</dl>`
 }</section>
 <h2 id="records">Records <span class="muted">(${fmt(input.total)})</span></h2>

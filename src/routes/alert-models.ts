@@ -3,7 +3,8 @@ import { ALERT_TYPES } from '../../domain/alerts/alert.ts'
 import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
 import { invalid, ok, type Result } from '../../domain/shared/result.ts'
 import type { AlertFilters, StoredAlert } from '../../infrastructure/repositories/pg-alert-store.ts'
-import { PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import { JsonObject, JsonValue, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import { FixModel } from './posture.ts'
 import { snakeCaseKeys } from './source-models.ts'
 
 // Alert shapes and list filters (contract §4). Rules keep their evidence in camelCase (it is compared
@@ -26,10 +27,20 @@ export const AlertModel = t.Object({
   }),
   severity: t.UnionEnum(SEVERITIES),
   title: t.String({ examples: ['example.com publishes no DMARC record'] }),
-  details: t.Record(t.String(), t.Unknown(), {
-    description:
-      '`evidence` (the figures and records behind the alert), `remedy` (what to do) and, when known, `fix` (the exact TXT record to publish)',
-  }),
+  details: t.Object(
+    {
+      evidence: JsonObject({
+        description: 'The figures and records behind the alert; its shape depends on the type',
+      }),
+      remedy: t.String({ description: 'What to do' }),
+      fix: t.Optional(FixModel),
+    },
+    {
+      description:
+        '`evidence` (the figures and records behind the alert), `remedy` (what to do) and, when known, `fix` (the exact TXT record to publish)',
+      additionalProperties: JsonValue,
+    },
+  ),
   status: t.UnionEnum(['open', 'resolved']),
   resolution: t.Nullable(
     t.UnionEnum(['condition_cleared', 'user'], {
@@ -77,7 +88,7 @@ export function presentAlert(alert: StoredAlert) {
     subject: alert.subject,
     severity: alert.severity,
     title: alert.title,
-    details: snakeCaseKeys(alert.details) as Record<string, unknown>,
+    details: snakeCaseKeys(alert.details) as { evidence: Record<string, unknown>; remedy: string },
     status: alert.status,
     resolution: alert.resolution,
     created_at: alert.createdAt.toISOString(),

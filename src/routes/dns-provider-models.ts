@@ -1,25 +1,54 @@
+import type { Static } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { PROVIDER_KINDS, visibleSettings } from '../../domain/dns-providers/credentials.ts'
+import { PROVIDER_KINDS, TSIG_ALGORITHMS, visibleSettings } from '../../domain/dns-providers/credentials.ts'
 import type { DomainImport } from '../../domain/dns-providers/imports.ts'
 import { MAX_IMPORT_ZONES } from '../../domain/dns-providers/imports.ts'
 import type { RecordSet } from '../../domain/dns-providers/ports.ts'
 import { WRITABLE_TYPES } from '../../domain/dns-providers/record-set.ts'
 import type { Connection } from '../../domain/dns-providers/use-cases.ts'
 import { diffSets, type Plan, type ProviderWrite } from '../../domain/dns-providers/writes.ts'
-import { enumOf, PageMeta } from '../../plugins/api-models.ts'
+import { enumOf, JsonObject, PageMeta } from '../../plugins/api-models.ts'
 
 // OpenAPI models and presenters of the DNS providers API (src/routes/dns-providers.ts, docs/api.md).
 
 const iso = (date: Date | null) => date?.toISOString() ?? null
 
+/**
+ * What may be shown of a connection (domain/dns-providers/credentials.ts), one shape per provider;
+ * never the key, token or TSIG secret. Listed most fields first: a response keeps the fields of
+ * the first shape the settings match.
+ */
+const SettingsModel = t.Union(
+  [
+    t.Object(
+      {
+        server: t.String({ description: 'host, host:port or [v6]:port of the primary' }),
+        zones: t.Array(t.String()),
+        key_name: t.String(),
+        key_algorithm: enumOf(TSIG_ALGORITHMS),
+        transport: enumOf(['tcp', 'udp']),
+      },
+      { title: 'rfc2136' },
+    ),
+    t.Object({ base_url: t.String(), server_id: t.String() }, { title: 'powerdns' }),
+    t.Object(
+      {
+        base_url: t.Union([t.String(), t.Null()], { description: 'null: Cloudflare’s own API' }),
+        account_id: t.Union([t.String(), t.Null()], { description: 'Set for account-owned tokens' }),
+      },
+      { title: 'cloudflare' },
+    ),
+    // Settings stored in a shape none of the above has (an older version's) are still shown.
+    JsonObject({ title: 'other' }),
+  ],
+  { description: 'What may be shown of the connection’s settings; never the key, token or TSIG secret' },
+)
+
 const ConnectionModel = t.Object({
   id: t.String({ format: 'uuid' }),
   provider: enumOf(PROVIDER_KINDS),
   name: t.String({ examples: ['PowerDNS dns.example.com'] }),
-  settings: t.Record(t.String(), t.Unknown(), {
-    description:
-      'What may be shown: base_url and server_id (PowerDNS), base_url and account_id (Cloudflare), server, zones, key_name, key_algorithm and transport (RFC 2136). Never the key, token or TSIG secret.',
-  }),
+  settings: SettingsModel,
   provider_account: t.Nullable(t.String({ description: 'Who the provider says the credentials belong to' })),
   created_at: t.String({ format: 'date-time' }),
   last_verified_at: t.String({ format: 'date-time' }),
@@ -160,7 +189,7 @@ export function presentConnection(c: Connection) {
     id: c.id,
     provider: c.provider,
     name: c.name,
-    settings: visibleSettings(c.settings),
+    settings: visibleSettings(c.settings) as Static<typeof SettingsModel>,
     provider_account: c.providerAccount,
     created_at: c.createdAt.toISOString(),
     last_verified_at: c.lastVerifiedAt.toISOString(),

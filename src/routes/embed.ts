@@ -218,6 +218,8 @@ export function embedPublicRoutes(
         },
         detail: {
           summary: 'Scan a domain for a third-party widget',
+          // Public: no token (OpenAPI 3.1 §4.8.10.1, an empty list removes the requirement).
+          security: [],
           description:
             'Public, no secret. 100 requests per minute per client IP. Answers CORS only for the key’s allowed origins.',
         },

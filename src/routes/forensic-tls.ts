@@ -8,6 +8,7 @@ import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
+import { FailureReportModel, presentFailureReport } from './forensic-models.ts'
 
 const ForensicModel = t.Object({
   id: t.Integer(),
@@ -18,9 +19,7 @@ const ForensicModel = t.Object({
   auth_failure: t.Nullable(t.String({ examples: ['dmarc'] })),
   delivery_result: t.Nullable(t.String()),
   redacted: t.Boolean({ description: 'Local parts of addresses replaced (the default)' }),
-  report: t.Record(t.String(), t.Unknown(), {
-    description: 'The parsed failure report: ARF fields and original headers, never the body',
-  }),
+  report: FailureReportModel,
   received_at: t.String({ format: 'date-time' }),
 })
 
@@ -37,7 +36,7 @@ function presentForensic(row: Record<string, unknown>) {
     auth_failure: (row.auth_failure as string | null) ?? null,
     delivery_result: (row.delivery_result as string | null) ?? null,
     redacted: Boolean(row.redacted),
-    report: row.report as Record<string, unknown>,
+    report: presentFailureReport(row.report),
     received_at: iso(row.created_at)!,
   }
 }

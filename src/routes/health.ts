@@ -5,7 +5,7 @@ export function healthRoutes(deps: { ready: () => Promise<boolean> }) {
   return new Elysia({ name: 'routes:health', detail: { tags: ['Health'] } })
     .get('/healthz', () => ({ status: 'ok' as const }), {
       response: t.Object({ status: t.Literal('ok') }),
-      detail: { summary: 'The process is up' },
+      detail: { summary: 'The process is up', security: [] },
     })
     .get(
       '/readyz',
@@ -18,7 +18,7 @@ export function healthRoutes(deps: { ready: () => Promise<boolean> }) {
           200: t.Object({ status: t.Literal('ready') }),
           503: t.Object({ status: t.Literal('not_ready') }),
         },
-        detail: { summary: 'The database is reachable and every migration is applied' },
+        detail: { summary: 'The database is reachable and every migration is applied', security: [] },
       },
     )
 }

@@ -1,14 +1,16 @@
+import type { Static } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { type Domain, VERIFICATION_PROOFS } from '../../domain/domains/domain.ts'
 import { verifyDomain } from '../../domain/domains/verification.ts'
 import { type CheckDeps, domainStatus, type StoredCheck } from '../../domain/posture/check-domain.ts'
 import { consume, type RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import { apiModels, authErrors, enumOf } from '../../plugins/api-models.ts'
+import { apiModels, authErrors, enumOf, JsonObject, ResponseInt } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { DomainModel, presentDomain } from './domains.ts'
+import { snakeCaseKeys } from './source-models.ts'
 
 const AreaModel = t.Object({
   status: t.UnionEnum(['ok', 'warning', 'error', 'missing']),
@@ -16,19 +18,54 @@ const AreaModel = t.Object({
   record: t.Nullable(t.String()),
 })
 
+/** The exact DNS change that fixes an issue (domain/posture/posture.ts). */
+export const FixModel = t.Object({
+  type: t.Literal('TXT'),
+  name: t.String({ examples: ['_dmarc.example.com'] }),
+  value: t.String({ examples: ['v=DMARC1; p=none; rua=mailto:r1234@reports.example.net'] }),
+  note: t.Optional(t.String()),
+})
+
+/**
+ * `?details=1`: what the check learned (domain/posture/posture.ts PostureFindings), keys in
+ * snake_case. The areas are JSON objects: their shape is the checkers' own and grows with them;
+ * a check stored before an area was collected has no such field.
+ */
+const FindingsModel = t.Object({
+  domain: t.String(),
+  checked_at: t.String({ format: 'date-time' }),
+  dmarc: t.Optional(
+    JsonObject({ description: 'DMARC discovery: queries, the record found and its findings' }),
+  ),
+  report_authorization: t.Optional(
+    t.Union([JsonObject(), t.Null()], {
+      description: 'External report destinations checked (RFC 7489 §7.1); null when none',
+    }),
+  ),
+  spf: t.Optional(
+    JsonObject({ description: 'SPF analysis: the record, include tree, lookups and warnings' }),
+  ),
+  dkim: t.Optional(JsonObject({ description: 'DKIM selectors checked and the keys found' })),
+  mx: t.Optional(
+    t.Object({
+      status: enumOf(['ok', 'none', 'null_mx', 'temperror']),
+      hosts: t.Array(t.Object({ preference: ResponseInt(), exchange: t.String() })),
+    }),
+  ),
+  mta_sts: t.Optional(JsonObject({ description: 'MTA-STS record and policy (RFC 8461)' })),
+  tls_rpt: t.Optional(JsonObject({ description: 'TLS-RPT record (RFC 8460)' })),
+  bimi: t.Optional(t.Union([JsonObject(), t.Null()])),
+  dnssec: t.Optional(
+    t.Union([t.Boolean(), t.Null()], { description: 'The resolver vouched (AD bit); null when unknown' }),
+  ),
+})
+
 export const IssueModel = t.Object({
   code: t.String({ examples: ['spf.lookup_limit_exceeded'] }),
   area: t.UnionEnum(['dmarc', 'spf', 'dkim', 'mail']),
   severity: t.UnionEnum(['info', 'low', 'medium', 'high', 'critical']),
   message: t.String(),
-  fix: t.Optional(
-    t.Object({
-      type: t.Literal('TXT'),
-      name: t.String({ examples: ['_dmarc.example.com'] }),
-      value: t.String({ examples: ['v=DMARC1; p=none; rua=mailto:r1234@reports.example.net'] }),
-      note: t.Optional(t.String()),
-    }),
-  ),
+  fix: t.Optional(FixModel),
 })
 
 const StatusModel = t.Object({
@@ -52,9 +89,7 @@ const StatusModel = t.Object({
     message: t.String(),
   }),
   issues: t.Array(IssueModel),
-  findings: t.Optional(
-    t.Unknown({ description: 'With ?details=1: the raw findings (include tree, queries, keys)' }),
-  ),
+  findings: t.Optional(FindingsModel),
 })
 
 function automationStatus(domain: Domain) {
@@ -97,7 +132,7 @@ export function presentStatus(domain: Domain, check: StoredCheck, details: boole
       ...automationStatus(domain),
     },
     issues: posture.issues,
-    ...(details ? { findings: check.findings } : {}),
+    ...(details ? { findings: snakeCaseKeys(check.findings) as Static<typeof FindingsModel> } : {}),
   }
 }
 

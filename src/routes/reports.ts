@@ -7,6 +7,12 @@ import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
+import {
+  AggregateRecordModel,
+  PolicyPublishedModel,
+  presentAggregateRecord,
+  presentPolicyPublished,
+} from './report-detail-models.ts'
 
 export const PeriodQuery = {
   days: t.Optional(
@@ -97,13 +103,15 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
     .use(authPlugin(deps.auth))
     .model({
       AggregateReport: ReportModel,
+      AggregateReportPolicy: PolicyPublishedModel,
+      AggregateRecord: AggregateRecordModel,
       AggregateReportList: t.Object({ data: t.Array(ReportModel), meta: PageMeta }),
       AggregateReportDetail: t.Object({
         data: t.Object({
           ...ReportModel.properties,
-          policy: t.Record(t.String(), t.Unknown(), { description: 'policy_published as reported' }),
+          policy: PolicyPublishedModel,
           errors: t.Array(t.String()),
-          records: t.Array(t.Record(t.String(), t.Unknown())),
+          records: t.Array(AggregateRecordModel),
         }),
         meta: PageMeta,
       }),
@@ -136,9 +144,9 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
         return {
           data: {
             ...presentReport(found.report),
-            policy: found.report.policy as Record<string, unknown>,
+            policy: presentPolicyPublished(found.report.policy),
             errors: (found.report.errors as string[]) ?? [],
-            records: found.records,
+            records: found.records.map(presentAggregateRecord),
           },
           meta: pageMeta(found.total, page),
         }

@@ -3,7 +3,7 @@ import type { Period } from '../../domain/reports/period.ts'
 import type { ServiceGroup, SourceView } from '../../domain/sources/list-sources.ts'
 import type { PolicyReadiness } from '../../domain/sources/policy-readiness.ts'
 import type { Recommendation } from '../../domain/sources/recommendation.ts'
-import { PageMeta } from '../../plugins/api-models.ts'
+import { JsonObject, PageMeta } from '../../plugins/api-models.ts'
 
 // API shapes of the sources endpoints (issue #5) and the presenters that produce them. Rates and
 // shares are percentages of messages with two decimals, as in the report summary
@@ -159,7 +159,7 @@ const RecommendationModel = t.Object({
   ]),
   priority: t.UnionEnum(['high', 'medium', 'low']),
   title: t.String(),
-  evidence: t.Record(t.String(), t.Unknown(), { description: 'The figures behind the title (snake_case)' }),
+  evidence: JsonObject({ description: 'The figures behind the title; the shape depends on the type' }),
   effect: t.Object({
     messages: t.Integer(),
     share: t.Number({ description: 'Percent of the domain’s messages' }),
@@ -190,15 +190,20 @@ export const IntelligenceModel = t.Object({
   meta: t.Object({ ...PageMeta.properties, period: PeriodModel, readiness: ReadinessModel }),
 })
 
-/** `ipCount` → `ip_count`, recursively over objects and arrays; values are kept. */
+/**
+ * `ipCount` → `ip_count`, recursively over objects and arrays; values are kept as JSON would send
+ * them (a Date as its ISO text, undefined properties left out, undefined items and non-finite
+ * numbers as null), so the result is exactly the `JsonValue` its schema promises.
+ */
 export function snakeCaseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeCaseKeys)
-  if (value === null || typeof value !== 'object' || value instanceof Date) return value
+  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : snakeCaseKeys(item)))
+  if (value instanceof Date) return value.toISOString()
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  if (value === null || typeof value !== 'object') return value
   return Object.fromEntries(
-    Object.entries(value).map(([key, inner]) => [
-      key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
-      snakeCaseKeys(inner),
-    ]),
+    Object.entries(value)
+      .filter(([, inner]) => inner !== undefined)
+      .map(([key, inner]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeCaseKeys(inner)]),
   )
 }
 

@@ -1,5 +1,6 @@
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { enumOf, PageMeta } from '../../plugins/api-models.ts'
+import { enumOf, PageMeta, ResponseInt } from '../../plugins/api-models.ts'
 
 // OpenAPI models of the SPF management API (src/routes/spf.ts); presenters in spf-presenters.ts.
 
@@ -64,6 +65,33 @@ export const ManagementModel = t.Object({
   publish: PublishModel,
 })
 
+/** One record of the include tree (domain/spf/analysis.ts), its includes and redirect as children. */
+export const IncludeTreeNodeModel = Type.Recursive(
+  (Self) =>
+    t.Object({
+      domain: t.String(),
+      via: enumOf(['root', 'include', 'redirect']),
+      term: t.Union([t.String(), t.Null()], { description: 'The include/redirect term; null for the root' }),
+      status: enumOf([
+        'ok',
+        'none',
+        'multiple_records',
+        'syntax_error',
+        'dns_error',
+        'loop',
+        'truncated',
+        'invalid_name',
+      ]),
+      record: t.Union([t.String(), t.Null()]),
+      reason: t.Union([t.String(), t.Null()]),
+      lookups: ResponseInt({ description: 'DNS-querying terms of this record itself (RFC 7208 §4.6.4)' }),
+      branch_lookups: ResponseInt({ description: 'This record and everything below it' }),
+      void_lookups: ResponseInt({ description: 'Worst case over IPv4 and IPv6 clients, for this branch' }),
+      children: t.Array(Self),
+    }),
+  { $id: 'SpfIncludeNode' },
+)
+
 export const PublishedModel = t.Object({
   status: t.UnionEnum(['ok', 'none', 'permerror', 'temperror']),
   record: t.Nullable(t.String()),
@@ -81,10 +109,7 @@ export const PublishedModel = t.Object({
       message: t.String(),
     }),
   ),
-  include_tree: t.Unknown({
-    description:
-      'The include tree: {domain, via, term, status, record, reason, lookups, branch_lookups, void_lookups, children}',
-  }),
+  include_tree: IncludeTreeNodeModel,
 })
 
 export const ProposalModel = t.Object({

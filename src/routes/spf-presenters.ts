@@ -1,3 +1,5 @@
+import type { Static } from '@sinclair/typebox'
+import type { UnwrapSchema } from 'elysia/types'
 import type { IncludeTreeNode, SpfAnalysis } from '../../domain/spf/analysis.ts'
 import type { ManagedView } from '../../domain/spf-management/managed-change.ts'
 import type { HostedRecords, ManagedSource } from '../../domain/spf-management/managed-record.ts'
@@ -7,7 +9,7 @@ import { sourceTerm } from '../../domain/spf-management/sources.ts'
 import type { ConfigDiff } from '../../domain/spf-management/spf-change.ts'
 import type { VersionEntry } from '../../domain/spf-management/use-cases.ts'
 import type { UserRecord } from '../../domain/spf-management/user-record.ts'
-import type { SourceInput } from './spf-models.ts'
+import type { IncludeTreeNodeModel, SourceInput } from './spf-models.ts'
 
 // snake_case presenters of the SPF management API (src/routes/spf.ts).
 
@@ -65,7 +67,7 @@ export function presentManagement(view: ManagedView | null) {
   }
 }
 
-function presentTree(node: IncludeTreeNode): unknown {
+function presentTree(node: IncludeTreeNode): Static<typeof IncludeTreeNodeModel> {
   return {
     domain: node.domain,
     via: node.via,
@@ -90,7 +92,9 @@ export function presentPublished(published: PublishedSpf, analysis: SpfAnalysis)
     void_lookups: analysis.voidLookups,
     void_lookup_limit: analysis.voidLookupLimit,
     warnings: analysis.warnings,
-    include_tree: presentTree(analysis.tree),
+    // Elysia's static type of a recursive schema has `children: never[]`; the value is checked
+    // against the schema itself when the response is sent.
+    include_tree: presentTree(analysis.tree) as UnwrapSchema<typeof IncludeTreeNodeModel>,
   }
 }
 

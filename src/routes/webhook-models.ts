@@ -1,10 +1,11 @@
+import type { Static } from '@sinclair/typebox'
 import { t } from 'elysia'
 import type {
   WebhookAttempt,
   WebhookDelivery,
   WebhookSettings,
 } from '../../infrastructure/repositories/pg-webhook-store.ts'
-import { enumOf, PageMeta } from '../../plugins/api-models.ts'
+import { enumOf, JsonObject, PageMeta } from '../../plugins/api-models.ts'
 import { MAX_WEBHOOK_URL_LENGTH } from './webhook-url.ts'
 
 // OpenAPI models and presenters of the webhooks API (src/routes/webhooks.ts, docs/api.md).
@@ -34,10 +35,58 @@ const AttemptModel = t.Object({
 
 const DeliveryStatus = enumOf(['pending', 'delivered', 'failed'])
 
+const nullableText = t.Union([t.String(), t.Null()])
+
+/**
+ * The event's data, as sent in the body; one shape per event (domain/events/event.ts,
+ * domain/alerts/lifecycle.ts, and `ping` from POST /webhooks/test). Listed most fields first: a response keeps the fields of the first
+ * shape the data matches.
+ */
+const EventDataModel = t.Union(
+  [
+    t.Object(
+      {
+        alert_id: t.String({ format: 'uuid' }),
+        domain: nullableText,
+        severity: t.String(),
+        title: t.String(),
+        resolved_at: t.String({ format: 'date-time' }),
+        reason: enumOf(['condition_cleared', 'user']),
+      },
+      { title: 'alert.resolved' },
+    ),
+    t.Object(
+      {
+        alert_id: t.String({ format: 'uuid' }),
+        domain: nullableText,
+        severity: t.String(),
+        title: t.String(),
+      },
+      { title: 'alert.created' },
+    ),
+    t.Object(
+      { domain: t.String(), from: t.String(), to: t.String(), reason: t.String() },
+      { title: 'dmarc.progressed' },
+    ),
+    t.Object({ domain: t.String(), record: t.String(), include: t.String() }, { title: 'spf.activated' }),
+    t.Object(
+      { domain: t.String(), verified_at: t.String({ format: 'date-time' }) },
+      { title: 'domain.verified' },
+    ),
+    t.Object(
+      { message: t.String(), requested_at: t.String({ format: 'date-time' }) },
+      { title: 'ping', description: 'POST /webhooks/test (infrastructure/repositories/pg-webhook-store.ts)' },
+    ),
+    // An event stored in a shape none of the above has (an older version's) is still shown.
+    JsonObject({ title: 'other', description: 'Any other event data, as stored' }),
+  ],
+  { description: 'The event’s data, as sent in the body' },
+)
+
 const DeliveryModel = t.Object({
   id: t.String({ format: 'uuid', description: 'The event id, also X-Webhook-Id' }),
   event: t.String({ examples: ['domain.verified'] }),
-  data: t.Unknown({ description: 'The event’s data, as sent in the body' }),
+  data: EventDataModel,
   url: t.String(),
   status: DeliveryStatus,
   attempt_count: t.Integer({ description: 'Attempts in the current chain (at most 5)' }),
@@ -88,7 +137,7 @@ const presentAttempt = (attempt: WebhookAttempt) => ({
 export const presentDelivery = (delivery: WebhookDelivery) => ({
   id: delivery.id,
   event: delivery.event,
-  data: delivery.data,
+  data: delivery.data as Static<typeof EventDataModel>,
   url: delivery.url,
   status: delivery.status,
   attempt_count: delivery.attemptCount,
