@@ -7,6 +7,7 @@ import { WRITABLE_TYPES } from '../../domain/dns-providers/record-set.ts'
 import type { Connection } from '../../domain/dns-providers/use-cases.ts'
 import { diffSets, type Plan, type ProviderWrite } from '../../domain/dns-providers/writes.ts'
 import { enumOf, PageMeta } from '../../plugins/api-models.ts'
+import { DomainText } from '../../plugins/input-schemas.ts'
 
 // OpenAPI models and presenters of the DNS providers API (src/routes/dns-providers.ts, docs/api.md).
 
@@ -53,8 +54,8 @@ const RecordSetModel = t.Object({
 })
 
 export const WriteBody = t.Object({
-  domain: t.String({ examples: ['example.com'], description: 'A verified domain of the account' }),
-  name: t.String({
+  domain: DomainText({ examples: ['example.com'], description: 'A verified domain of the account' }),
+  name: DomainText({
     examples: ['_dmarc.example.com'],
     description: 'The domain or a name under it, fully qualified',
   }),

@@ -7,6 +7,7 @@ import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainText, Line, RowId } from '../../plugins/input-schemas.ts'
 import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 
 const ForensicModel = t.Object({
@@ -104,9 +105,9 @@ export function forensicTlsRoutes(deps: {
         auth: true,
         query: t.Object({
           ...PaginationQuery,
-          domain: t.Optional(t.String()),
-          since: t.Optional(t.String({ description: 'ISO 8601' })),
-          until: t.Optional(t.String({ description: 'ISO 8601' })),
+          domain: t.Optional(DomainText()),
+          since: t.Optional(Line({ maxLength: 40, description: 'ISO 8601' })),
+          until: t.Optional(Line({ maxLength: 40, description: 'ISO 8601' })),
           source_ip: t.Optional(t.String({ format: 'ipv4' })),
         }),
         response: { 200: 'ForensicList', ...authErrors, 403: 'Error' },
@@ -122,7 +123,7 @@ export function forensicTlsRoutes(deps: {
       },
       {
         auth: true,
-        params: t.Object({ id: t.Integer() }),
+        params: t.Object({ id: RowId() }),
         response: { 200: 'ForensicItem', ...authErrors, 404: 'Error' },
         detail: { summary: 'A failure report' },
       },
@@ -141,7 +142,7 @@ export function forensicTlsRoutes(deps: {
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         query: t.Object({
           days: t.Optional(t.Integer({ minimum: 1, maximum: 90 })),
           from: t.Optional(t.String({ format: 'date' })),

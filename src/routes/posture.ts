@@ -8,6 +8,7 @@ import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainText } from '../../plugins/input-schemas.ts'
 import { DomainModel, presentDomain } from './domains.ts'
 
 const AreaModel = t.Object({
@@ -143,7 +144,7 @@ export function postureRoutes(
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         query: t.Object({
           refresh: t.Optional(
             t.UnionEnum(['0', '1', 'true', 'false'], {
@@ -175,7 +176,7 @@ export function postureRoutes(
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         response: { 200: 'Verification', ...authErrors, 403: 'Error' },
         detail: {
           summary: 'Verify domain ownership',
