@@ -184,11 +184,26 @@ function buildChecks(): Check[] {
         })
       }
     }
+    const bounded = params.find(
+      (p) => p.in === 'query' && alternatives(resolve(p.schema)).some((a) => a.maximum !== undefined),
+    )
     for (const key of ['__proto__', 'constructor', 'toString']) {
       checks.push({
         name: `${method} ${template} query key ${key}`,
         request: request({ query: [...requiredQuery, [key, '1']] }),
         field: key,
+      })
+      if (bounded === undefined) continue
+      // The same out-of-range value under a prototype key first: naming the failing field by its
+      // value must not trip over the key (this made the error mapping throw; issue #16).
+      const max = alternatives(resolve(bounded.schema)).find((a) => a.maximum !== undefined)!.maximum!
+      const over = String(max + 1)
+      checks.push({
+        name: `${method} ${template} query key ${key} beside ${bounded.name} out of range`,
+        request: request({
+          query: [...requiredQuery.filter(([k]) => k !== bounded.name), [key, over], [bounded.name, over]],
+        }),
+        field: '*',
       })
     }
     if (bodySchema === null || baseBody === undefined) continue
