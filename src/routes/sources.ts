@@ -116,9 +116,9 @@ export function sourceRoutes(deps: SourceRouteDeps) {
           ...PeriodQuery,
           ...PaginationQuery,
           status: t.Optional(StatusFilter),
-          service: t.Optional(t.String({ maxLength: 100, description: 'A catalog service id' })),
+          service: t.Optional(Line({ maxLength: 100, description: 'A catalog service id' })),
           q: t.Optional(
-            t.String({ maxLength: 200, description: 'IP prefix, or part of the PTR or service name' }),
+            Line({ maxLength: 200, description: 'IP prefix, or part of the PTR or service name' }),
           ),
         }),
         response: { 200: 'SourceList', ...domainErrors },
