@@ -40,14 +40,24 @@ function quoted(field: string): string {
 function keyProblem(key: string, field: string): InputProblem | null {
   if (PROTOTYPE_KEYS.has(key))
     return { field: quoted(field), message: `The ${quoted(field)} field is not accepted.` }
-  if (CONTROL.test(key))
-    return { field: quoted(field), message: 'Field names must not contain control characters.' }
+  if (CONTROL.test(key) || !key.isWellFormed())
+    return {
+      field: quoted(field),
+      message: 'Field names must be well-formed text without control characters.',
+    }
   return null
 }
 
 function textProblem(value: string, field: string): InputProblem | null {
-  if (!CONTROL.test(value)) return null
-  return { field: quoted(field), message: `The ${quoted(field)} field must not contain control characters.` }
+  if (CONTROL.test(value))
+    return {
+      field: quoted(field),
+      message: `The ${quoted(field)} field must not contain control characters.`,
+    }
+  // A lone surrogate (`"\ud800"` in JSON) is no character at all; stored, it becomes U+FFFD.
+  if (!value.isWellFormed())
+    return { field: quoted(field), message: `The ${quoted(field)} field must be well-formed Unicode text.` }
+  return null
 }
 
 /**

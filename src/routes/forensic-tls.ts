@@ -72,11 +72,14 @@ export function forensicTlsRoutes(deps: {
   const domainIdOf = (accountId: string, name: string) => domainIdOfAccount(deps.reports, accountId, name)
   const timestamp = (field: string, value: string | undefined) => {
     if (value === undefined) return undefined
-    if (Number.isNaN(Date.parse(value))) {
+    const ms = Date.parse(value)
+    // Years past 9999 (`99999`, `+275760-09-13`) print as `+099999-…`, which PostgreSQL cannot read.
+    const year = Number.isNaN(ms) ? Number.NaN : new Date(ms).getUTCFullYear()
+    if (!(year >= 1 && year <= 9999)) {
       const message = `The ${field} field must be an ISO 8601 date or timestamp.`
       throw new FailureError({ code: 'validation_failed', message, errors: { [field]: [message] } })
     }
-    return new Date(value).toISOString()
+    return new Date(ms).toISOString()
   }
   return new Elysia({ name: 'routes:forensic-tls', detail: { tags: ['DMARC reports'] } })
     .use(apiModels)

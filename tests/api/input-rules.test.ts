@@ -99,6 +99,11 @@ describe('control characters are refused in text', () => {
     await expectField('GET', path, field)
   })
 
+  test('a lone surrogate is refused (it would be stored as U+FFFD)', async () => {
+    const body = await expectField('POST', '/api/v1/organizations', 'name', '{"name": "a\\ud800b"}')
+    expect(body.errors.name).toEqual(['The name field must be well-formed Unicode text.'])
+  })
+
   test('in a field the schema does not know, and in a key', async () => {
     await expectField(
       'POST',
@@ -156,6 +161,15 @@ describe('other rules', () => {
       `{"a": ${'['.repeat(40)}${']'.repeat(40)}}`,
     )
     expect(body.message).toBe('The body is nested too deeply (at most 32 levels).')
+  })
+
+  test('a timestamp past the year 9999 is a 400, not a database error', async () => {
+    await expectField('GET', '/api/v1/dmarc-reports/forensic/reports?since=99999', 'since')
+    await expectField(
+      'GET',
+      '/api/v1/dmarc-reports/forensic/reports?until=%2B275760-09-13T00:00:00Z',
+      'until',
+    )
   })
 
   test('the ipv4 format works: a valid source_ip filters, an invalid one is a 400', async () => {

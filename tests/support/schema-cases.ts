@@ -46,6 +46,8 @@ const PROBES = [
   '9223372036854775808',
   '-1',
   'NaN',
+  '99999', // a year past 9999 to a date parser
+  '+275760-09-13T00:00:00Z',
   '__proto__',
   'constructor',
   '../../etc/passwd',
@@ -117,6 +119,8 @@ export function jsonCases(schema: JsonSchema): ValueCase[] {
   const takesText = k.text.length > 0
   if (takesText) {
     for (const [label, value] of Object.entries(CONTROLS)) add(label, value, true)
+    // Only JSON can carry it (as `\ud800`): URLs are UTF-8 bytes.
+    add('lone surrogate', 'a\ud800b', true)
     const longest = Math.max(...k.text.map((s) => s.maxLength ?? 0))
     const long = 'x'.repeat(longest >= 10_240 ? longest + 1 : 10_240)
     add(`${long.length} characters`, long, !acceptedText(k.text, long))
