@@ -21,6 +21,7 @@ export interface JsonSchema {
   required?: string[]
   patternProperties?: Record<string, JsonSchema>
   $ref?: string
+  nullable?: boolean
 }
 
 export interface ValueCase {
@@ -34,9 +35,11 @@ export interface ValueCase {
 /** The schema's alternatives, flattened (`t.Nullable`, Elysia's numeric-string coercion). */
 export function alternatives(schema: JsonSchema): JsonSchema[] {
   const nested = schema.anyOf ?? schema.oneOf
-  if (nested) return nested.flatMap(alternatives)
-  if (Array.isArray(schema.type)) return schema.type.map((type) => ({ ...schema, type }))
-  return [schema]
+  // OpenAPI 3.0's `nullable: true` and 3.1's `type: [..., 'null']` or `anyOf` alike.
+  const withNull = (list: JsonSchema[]) => (schema.nullable ? [...list, { type: 'null' }] : list)
+  if (nested) return withNull(nested.flatMap(alternatives))
+  if (Array.isArray(schema.type)) return withNull(schema.type.map((type) => ({ ...schema, type })))
+  return withNull([schema])
 }
 
 export const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F]*$'
