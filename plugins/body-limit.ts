@@ -104,8 +104,6 @@ export function bodyLimit(limits: BodyLimits) {
         // must get 401, not a parse error. The auth and public-limit macros call assertWellFormed.
         return MALFORMED_JSON
       }
-      // Checked on the parsed value, before validation can drop or coerce anything (a `__proto__`
-      // key, a control character in an ignored field), and reported after authentication like above.
       // Every API body is an object; Elysia would let a list or a string through an all-optional model.
       if (
         path.startsWith('/api/') &&
@@ -113,6 +111,8 @@ export function bodyLimit(limits: BodyLimits) {
         (typeof parsed !== 'object' || Array.isArray(parsed))
       )
         return NOT_OBJECT
+      // The input rules, on the parsed value before validation can drop or coerce anything (a
+      // `__proto__` key, a control character in an ignored field); reported after authentication.
       const problem = findUnsafeJson(parsed)
       return problem === null ? parsed : unsafeMarker(problem)
     })

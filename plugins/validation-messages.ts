@@ -151,7 +151,7 @@ export function validationBody(
 }
 
 /** The contract's validation body from messages by field; `part` names the request part if none. */
-export function validationFailure(
+function validationFailure(
   byField: Map<string, string[]>,
   part: string,
 ): { message: string; errors: Record<string, string[]> } {
