@@ -44,18 +44,10 @@ export function alternatives(schema: JsonSchema): JsonSchema[] {
 
 export const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F]*$'
 const BIG = ['99999999999999999999', '9223372036854775808', '18446744073709551616', '-9223372036854775809']
-const CONTROLS = { NUL: 'a\u0000b', SOH: 'a\u0001b', ESC: 'a\u001bb', DEL: 'a\u007fb' }
-const PROBES = [
-  '9223372036854775808',
-  '-1',
-  'NaN',
-  '99999', // a year past 9999 to a date parser
-  '+275760-09-13T00:00:00Z',
-  '__proto__',
-  'constructor',
-  '../../etc/passwd',
-  "' or 1=1 --",
-]
+const CONTROLS = { NUL: 'a\u0000b', ESC: 'a\u001bb', DEL: 'a\u007fb' }
+// Schema-valid text that has broken parsers and queries: numbers past 2^63 and past the year 9999,
+// NaN, a prototype name, SQL. Few on purpose: each reaches a handler and the database.
+const PROBES = ['9223372036854775808', 'NaN', '99999', '+275760-09-13T00:00:00Z', '__proto__', "' or 1=1 --"]
 
 function kinds(schema: JsonSchema) {
   const alts = alternatives(schema)
@@ -93,7 +85,7 @@ export function textCases(schema: JsonSchema): ValueCase[] {
   const add = (label: string, value: string, violation: boolean) => cases.push({ label, value, violation })
   for (const [label, value] of Object.entries(CONTROLS)) add(label, value, true)
   if (k.integer) {
-    for (const value of [...BIG, '1e+308', '1.5', 'NaN', 'Infinity', '-Infinity', 'abc', '-1'])
+    for (const value of [...BIG, '1e+308', '1.5', 'NaN', 'Infinity', 'abc', '-1'])
       add(`integer ${value}`, value, true)
     if (k.integer.maximum !== undefined) add('maximum + 1', String(k.integer.maximum + 1), true)
     return cases
@@ -136,7 +128,7 @@ export function jsonCases(schema: JsonSchema): ValueCase[] {
     const max = k.integer.maximum
     for (const value of [1e308, -1, 1.5, 2 ** 64]) add(`number ${value}`, value, true)
     add('literal 2^63', '9223372036854775808', true, true)
-    for (const value of BIG) add(`text ${value}`, value, true)
+    for (const value of [BIG[1]!, BIG[3]!]) add(`text ${value}`, value, true)
     if (max !== undefined) add('maximum + 1', max + 1, true)
     add('text NaN', 'NaN', true)
   }
