@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
+import { MAX_PAGE } from './input-schemas.ts'
 
 /**
  * An integer in a response model. Elysia's `t.Integer` is a transform (it coerces query-string
@@ -72,7 +73,9 @@ export const PageMeta = t.Object({
 })
 
 export const PaginationQuery = {
-  page: t.Optional(t.Integer({ minimum: 1, default: 1, description: '1-based page number' })),
+  page: t.Optional(
+    t.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: '1-based page number' }),
+  ),
   per_page: t.Optional(
     t.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Items per page (max 100)' }),
   ),

@@ -1,5 +1,6 @@
 import { Elysia, ParseError } from 'elysia'
 import { FailureError } from './failures.ts'
+import { findUnsafeJson, type InputProblem, unsafeInputFailure } from './input-rules.ts'
 
 export interface BodyLimits {
   /** Default for every route (contract §6: JSON bodies 1 MB). */
@@ -19,12 +20,27 @@ const TOO_LARGE = Symbol('body over the limit')
 /** The parsed "body" of a raw route: its handler reads `request.body` itself. */
 export const RAW_BODY = Object.freeze({ rawBody: true })
 const tooLargeMarker = (limit: number) => Object.freeze({ [TOO_LARGE]: limit })
+const NOT_JSON = Object.freeze({ notJson: Symbol('not JSON') })
+const NOT_OBJECT = Object.freeze({ notObject: Symbol('not a JSON object') })
+const UNSAFE = Symbol('body breaking an input rule')
+const unsafeMarker = (problem: InputProblem) => Object.freeze({ [UNSAFE]: problem })
 
 /** Throws the contract's 400 or 413 for a body the parser could not take (see bodyLimit's parser). */
 export function assertWellFormed(body: unknown): void {
   if (body === MALFORMED_JSON) throw new ParseError()
   if (body !== null && typeof body === 'object' && TOO_LARGE in body) {
     throw tooLarge((body as Record<symbol, number>)[TOO_LARGE]!)
+  }
+  if (body === NOT_JSON) {
+    const message = 'The request body must be JSON, sent with Content-Type: application/json.'
+    throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
+  }
+  if (body === NOT_OBJECT) {
+    const message = 'The request body must be a JSON object.'
+    throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
+  }
+  if (body !== null && typeof body === 'object' && UNSAFE in body) {
+    throw unsafeInputFailure((body as Record<symbol, InputProblem>)[UNSAFE]!)
   }
 }
 
@@ -84,16 +100,33 @@ export function bodyLimit(limits: BodyLimits) {
         }
       }
       const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes)
-      // A body that is not JSON reaches validation as a string and fails it there, in the contract's words.
-      if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) return text
+      if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+        // Every API body is JSON (routes that take anything else are raw, above). Elysia would
+        // otherwise read a text body as JSON anyway, or a form as an empty object.
+        if (path.startsWith('/api/') && text.trim() !== '') return NOT_JSON
+        // The dashboard's forms: its handlers read the text (plugins/session.ts, formOf).
+        return text
+      }
       if (text.trim() === '') return null
+      let parsed: unknown
       try {
-        return JSON.parse(text)
+        parsed = JSON.parse(text)
       } catch {
         // Not thrown here: parsing runs before authentication, and a caller without a valid token
         // must get 401, not a parse error. The auth and public-limit macros call assertWellFormed.
         return MALFORMED_JSON
       }
+      // Every API body is an object; Elysia would let a list or a string through an all-optional model.
+      if (
+        path.startsWith('/api/') &&
+        parsed !== null &&
+        (typeof parsed !== 'object' || Array.isArray(parsed))
+      )
+        return NOT_OBJECT
+      // The input rules, on the parsed value before validation can drop or coerce anything (a
+      // `__proto__` key, a control character in an ignored field); reported after authentication.
+      const problem = findUnsafeJson(parsed)
+      return problem === null ? parsed : unsafeMarker(problem)
     })
     .as('global')
 }

@@ -23,24 +23,51 @@ interface ValueErrorLike {
 }
 
 /**
- * `/domain_name` → `domain_name`; `/a/0/b` → `a.0.b`. Elysia reports a coerced query or path value
- * that fails its range (`?per_page=500`) at the root path, so the field is found by its value in the
- * input; failing that, the part of the request (`body`, `query`) is named.
+ * `/domain_name` → `domain_name`; `/a/0/b` → `a.0.b`. Elysia reports a coerced query, path or body
+ * value that fails its range (`?per_page=500`) at the root path with only the coerced number, so the
+ * field is found by its value in the inputs, in order; failing that, the part of the request
+ * (`body`, `query`) is named.
  */
 export function fieldName(
   error: Pick<ValueErrorLike, 'path' | 'value'>,
   part: string,
   input?: unknown,
+  ...more: unknown[]
 ): string {
   const trimmed = error.path.replace(/^\//, '')
   if (trimmed !== '') return trimmed.split('/').join('.')
-  if (input !== null && typeof input === 'object' && error.value !== input) {
-    for (const [key, value] of Object.entries(input)) {
-      if (String(value) === String(error.value)) return key
-    }
+  for (const candidate of [input, ...more]) {
+    if (candidate === null || typeof candidate !== 'object' || error.value === candidate) continue
+    const found = locate(candidate, error.value)
+    if (found !== null) return found
   }
   return part
 }
+
+/** The dotted path of the first value in `input` that is `value` or text that coerces to it. */
+function locate(input: object, value: unknown, depth = 0): string | null {
+  if (depth > 4) return null
+  for (const [key, item] of Object.entries(input)) {
+    if (sameValue(item, value)) return key
+    if (item !== null && typeof item === 'object') {
+      const inner = locate(item, value, depth + 1)
+      if (inner !== null) return `${key}.${inner}`
+    }
+  }
+  return null
+}
+
+/** Equal, or text that Elysia's coercion turns into this number (`"1e+308"`, `"99999999999999999999"`). */
+function sameValue(item: unknown, value: unknown): boolean {
+  if (Object.is(item, value)) return true
+  if (typeof value === 'number' && typeof item === 'string' && item.trim() !== '')
+    return Object.is(+item, value)
+  return false
+}
+
+/** Control characters (C0 and DEL) that text fields refuse (docs/api.md, "Input rules"). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
 
 function allowedValues(schema: SchemaLike): unknown[] | null {
   if (Array.isArray(schema.enum)) return schema.enum
@@ -91,6 +118,8 @@ export function describeError(error: ValueErrorLike, field: string): string {
       if (schema.maxLength !== undefined && value.length > schema.maxLength) {
         return `The ${field} field may have at most ${schema.maxLength} characters.`
       }
+      if (schema.pattern !== undefined && CONTROL_CHARACTER.test(value))
+        return `The ${field} field must not contain control characters.`
       if (schema.format === 'date-time' || schema.format === 'date') {
         return `The ${field} field must be an ISO 8601 ${schema.format === 'date' ? 'date' : 'timestamp'}.`
       }
@@ -107,20 +136,31 @@ export function validationBody(
   errors: ValueErrorLike[],
   part: string,
   input?: unknown,
+  ...more: unknown[]
 ): { message: string; errors: Record<string, string[]> } {
-  const byField: Record<string, string[]> = {}
+  // A Map, not an object literal: a field may be named `__proto__`, `constructor` or `toString`.
+  const byField = new Map<string, string[]>()
   for (const error of errors) {
-    const field = fieldName(error, part, input)
+    const field = fieldName(error, part, input, ...more)
     const message = describeError(error, field)
-    const list = byField[field] ?? []
+    const list = byField.get(field) ?? []
     if (!list.includes(message)) list.push(message)
-    byField[field] = list
+    byField.set(field, list)
   }
-  if (Object.keys(byField).length === 0) byField[part] = [`The ${part} is invalid.`]
-  const first = Object.values(byField)[0]![0]!
-  const more = Object.keys(byField).length - 1
+  return validationFailure(byField, part)
+}
+
+/** The contract's validation body from messages by field; `part` names the request part if none. */
+function validationFailure(
+  byField: Map<string, string[]>,
+  part: string,
+): { message: string; errors: Record<string, string[]> } {
+  if (byField.size === 0) byField.set(part, [`The ${part} is invalid.`])
+  const [first] = [...byField.values()][0]!
+  const more = byField.size - 1
+  // Object.fromEntries defines own properties, so a `__proto__` field stays a field in the JSON.
   return {
-    message: more > 0 ? `${first} (and ${more} more error${more > 1 ? 's' : ''})` : first,
-    errors: byField,
+    message: more > 0 ? `${first} (and ${more} more error${more > 1 ? 's' : ''})` : first!,
+    errors: Object.fromEntries(byField),
   }
 }

@@ -35,7 +35,8 @@ import { pgReportReader } from '../infrastructure/repositories/pg-report-reader.
 import { pgTokenStore } from '../infrastructure/repositories/pg-token-store.ts'
 import type { AuthDeps } from '../plugins/auth.ts'
 import { bodyLimit } from '../plugins/body-limit.ts'
-import { errorMapping } from '../plugins/errors.ts'
+import { errorMapping, serverErrorOptions } from '../plugins/errors.ts'
+import { inputGuard } from '../plugins/input-guard.ts'
 import { requestLogging } from '../plugins/logging.ts'
 import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
@@ -344,7 +345,7 @@ export function buildApp(runtime: Runtime) {
       }),
     )
 
-  const app = new Elysia()
+  const app = new Elysia({ serve: serverErrorOptions(logger) })
     .use(requestId)
     .use(requestLogging(logger))
     .use(
@@ -358,8 +359,11 @@ export function buildApp(runtime: Runtime) {
             message: 'There is no page at this address. It may have moved, or the link may be mistyped.',
             viewer: null,
           }),
+        badRequestPage: (message) =>
+          messagePage({ status: 400, title: 'Request refused', message, viewer: null }),
       }),
     )
+    .use(inputGuard)
     .use(
       bodyLimit({
         defaultBytes: config.maxJsonBodyBytes,

@@ -4,6 +4,7 @@ import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
 import { invalid, ok, type Result } from '../../domain/shared/result.ts'
 import type { AlertFilters, StoredAlert } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { JsonObject, JsonValue, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
+import { Line } from '../../plugins/input-schemas.ts'
 import { FixModel } from './posture.ts'
 import { snakeCaseKeys } from './source-models.ts'
 
@@ -72,11 +73,11 @@ export const AlertListQuery = t.Object({
   // Unions of literals, not UnionEnum: Elysia fills an absent UnionEnum query field with its first value.
   status: t.Optional(oneOf(['open', 'resolved', 'all'], 'Default `all`')),
   severity: t.Optional(oneOf(SEVERITIES)),
-  domain: t.Optional(t.String({ maxLength: 253, description: 'A domain name of the account' })),
+  domain: t.Optional(Line({ maxLength: 253, description: 'A domain name of the account' })),
   type: t.Optional(oneOf(ALERT_TYPES)),
-  since: t.Optional(t.String({ maxLength: 40, description: `Created at or after. ${TIME}` })),
+  since: t.Optional(Line({ maxLength: 40, description: `Created at or after. ${TIME}` })),
   until: t.Optional(
-    t.String({ maxLength: 40, description: `Created at or before (a date: through its end). ${TIME}` }),
+    Line({ maxLength: 40, description: `Created at or before (a date: through its end). ${TIME}` }),
   ),
 })
 

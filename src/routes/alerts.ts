@@ -6,6 +6,7 @@ import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
+import { IdText } from '../../plugins/input-schemas.ts'
 import { AlertListQuery, alertFilters, alertModels, presentAlert } from './alert-models.ts'
 
 // Alerts API (issue #6, contract §1 and §4): `{base_url}/alerts...` and, because the seed spells
@@ -18,7 +19,7 @@ export interface AlertRouteDeps {
   now: () => Date
 }
 
-const AlertParams = t.Object({ alert: t.String({ description: 'The alert_id' }) })
+const AlertParams = t.Object({ alert: IdText({ description: 'The alert_id' }) })
 
 function found(alert: StoredAlert | null): StoredAlert {
   return unwrap(alert === null ? fail({ code: 'not_found', resource: 'alert' }) : { ok: true, value: alert })

@@ -5,6 +5,7 @@ import type { Delegation, HostingResult } from '../../domain/dmarc/hosting-use-c
 import type { PolicyChange } from '../../domain/policy/ports.ts'
 import type { ProgressionDecision } from '../../domain/policy/progression.ts'
 import type { AppliedResult, ProgressionView } from '../../domain/policy/use-cases.ts'
+import { Line } from '../../plugins/input-schemas.ts'
 import { presentReadiness } from './source-models.ts'
 
 // OpenAPI models and presenters of the hosted DMARC and policy progression API (src/routes/dmarc.ts).
@@ -184,7 +185,7 @@ export const presentApplied = (r: AppliedResult) => ({
   change: { ...r.change, from: level(r.change.from), to: level(r.change.to) },
 })
 
-const RecordInput = t.String({
+const RecordInput = Line({
   minLength: 1,
   maxLength: MAX_HOSTED_RECORD,
   examples: ['v=DMARC1; p=none; rua=mailto:k3y@dmarcwatch.example'],
@@ -207,5 +208,5 @@ export const DMARC_MODELS = {
   DmarcUpdateBody: t.Object({ record: RecordInput }),
   DmarcProgression: t.Object({ data: ProgressionModel }),
   DmarcPolicyApplied: t.Object({ data: AppliedModel }),
-  DmarcRollbackBody: t.Object({ reason: t.Optional(t.String({ maxLength: 500 })) }),
+  DmarcRollbackBody: t.Object({ reason: t.Optional(Line({ maxLength: 500 })) }),
 }

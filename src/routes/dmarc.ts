@@ -13,6 +13,7 @@ import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
+import { DomainText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
 import { progressionDeps } from '../jobs/policy.ts'
 import {
@@ -44,7 +45,7 @@ export interface DmarcRouteDeps {
 
 const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
 const writeErrors = { ...authErrors, 403: 'Error' } as const
-const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
+const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
 
 export function dmarcRoutes(deps: DmarcRouteDeps) {
   const db = deps.database.db

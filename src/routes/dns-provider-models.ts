@@ -8,6 +8,7 @@ import { WRITABLE_TYPES } from '../../domain/dns-providers/record-set.ts'
 import type { Connection } from '../../domain/dns-providers/use-cases.ts'
 import { diffSets, type Plan, type ProviderWrite } from '../../domain/dns-providers/writes.ts'
 import { enumOf, JsonObject, PageMeta } from '../../plugins/api-models.ts'
+import { DomainText, Line } from '../../plugins/input-schemas.ts'
 
 // OpenAPI models and presenters of the DNS providers API (src/routes/dns-providers.ts, docs/api.md).
 
@@ -61,12 +62,12 @@ export const AuthenticateBody = t.Object({
       'PowerDNS: `base_url`, `api_key`, `server_id?`. Cloudflare: `api_token`, `account_id?` (account-owned tokens), `base_url?`. RFC 2136: `server` (host[:port]), `zones` (list), `key_name`, `key_secret` (base64), `key_algorithm?` (hmac-sha256), `transport?` (tcp|udp).',
     examples: [{ base_url: 'https://dns.example.com:8081', api_key: 'secret' }],
   }),
-  name: t.Optional(t.String({ maxLength: 100, description: 'A label for the connection' })),
+  name: t.Optional(Line({ maxLength: 100, description: 'A label for the connection' })),
 })
 
 export const ImportBody = t.Object({
   zones: t.Optional(
-    t.Array(t.String({ minLength: 1, maxLength: 253 }), {
+    t.Array(Line({ minLength: 1, maxLength: 253 }), {
       minItems: 1,
       maxItems: MAX_IMPORT_ZONES,
       description: 'The zones to import (default: every zone the credentials can manage)',
@@ -82,13 +83,13 @@ const RecordSetModel = t.Object({
 })
 
 export const WriteBody = t.Object({
-  domain: t.String({ examples: ['example.com'], description: 'A verified domain of the account' }),
-  name: t.String({
+  domain: DomainText({ examples: ['example.com'], description: 'A verified domain of the account' }),
+  name: DomainText({
     examples: ['_dmarc.example.com'],
     description: 'The domain or a name under it, fully qualified',
   }),
   type: enumOf(WRITABLE_TYPES),
-  values: t.Array(t.String({ maxLength: 65_535 }), { minItems: 1, maxItems: 100 }),
+  values: t.Array(Line({ maxLength: 65_535 }), { minItems: 1, maxItems: 100 }),
   ttl: t.Optional(t.Integer({ minimum: 1, maximum: 2 ** 31 - 1, description: 'Seconds (default 3600)' })),
   dry_run: t.Optional(t.Boolean({ description: 'Only answer the diff; write nothing' })),
 })

@@ -18,6 +18,7 @@ import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
+import { IdText } from '../../plugins/input-schemas.ts'
 import { dnsProviderDeps } from '../jobs/dns-providers.ts'
 import {
   DNS_PROVIDER_MODELS,
@@ -50,7 +51,7 @@ export interface DnsProviderRouteDeps {
 }
 
 const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
-const idParams = t.Object({ id: t.String({ description: 'A UUID' }) })
+const idParams = t.Object({ id: IdText({ description: 'A UUID' }) })
 const notFound = (resource: string) => unwrap(fail({ code: 'not_found', resource }))
 const writeErrors = { ...authErrors, 403: 'Error', 404: 'Error' } as const
 
@@ -139,7 +140,7 @@ export function dnsProviderRoutes(deps: DnsProviderRouteDeps) {
       {
         auth: true,
         params: t.Object({
-          provider: t.String({
+          provider: IdText({
             description: 'A connection id, or a provider kind the account has exactly one connection of',
           }),
         }),

@@ -21,6 +21,7 @@ import type { AuthDeps } from '../../plugins/auth.ts'
 import { authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
+import { DomainText, Int4Id, Line, MAX_DOMAIN_LENGTH } from '../../plugins/input-schemas.ts'
 
 const AutomationLevel = enumOf(
   AUTOMATION_LEVELS,
@@ -96,22 +97,25 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
       DomainItem: t.Object({ data: DomainModel }),
       DomainList: t.Object({ data: t.Array(DomainModel), meta: PageMeta }),
       DomainCreate: t.Object({
-        domain_name: t.String({
+        domain_name: DomainText({
           examples: ['example.com'],
           description: 'Unicode names are converted to A-labels',
         }),
         automation_level: t.Optional(AutomationLevel),
-        organization_id: t.Optional(t.Nullable(t.Integer())),
+        organization_id: t.Optional(t.Nullable(Int4Id())),
         dkim_selectors: t.Optional(
-          t.Array(t.String(), { maxItems: 20, examples: [['google', 'selector1']] }),
+          t.Array(Line({ maxLength: MAX_DOMAIN_LENGTH }), {
+            maxItems: 20,
+            examples: [['google', 'selector1']],
+          }),
         ),
       }),
       DomainUpdate: t.Object({
         automation_level: t.Optional(AutomationLevel),
         organization_id: t.Optional(
-          t.Nullable(t.Integer({ description: 'null removes the domain from its organization' })),
+          t.Nullable(Int4Id({ description: 'null removes the domain from its organization' })),
         ),
-        dkim_selectors: t.Optional(t.Array(t.String(), { maxItems: 20 })),
+        dkim_selectors: t.Optional(t.Array(Line({ maxLength: MAX_DOMAIN_LENGTH }), { maxItems: 20 })),
       }),
     })
     .get(
@@ -123,7 +127,7 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
       },
       {
         auth: true,
-        query: t.Object({ ...PaginationQuery, organization_id: t.Optional(t.Integer()) }),
+        query: t.Object({ ...PaginationQuery, organization_id: t.Optional(Int4Id()) }),
         response: { 200: 'DomainList', ...authErrors },
         detail: { summary: 'List domains with DMARC policy and status' },
       },
@@ -156,7 +160,7 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
         item(presentDomain(unwrap(await getDomain(deps, principal.accountId, params.name)))),
       {
         auth: true,
-        params: t.Object({ name: t.String({ examples: ['example.com'] }) }),
+        params: t.Object({ name: DomainText({ examples: ['example.com'] }) }),
         response: { 200: 'DomainItem', ...domainErrors },
         detail: { summary: 'Domain details' },
       },
@@ -177,7 +181,7 @@ export function domainRoutes(deps: DomainDeps & { auth: AuthDeps; random: Random
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         body: 'DomainUpdate',
         parse: 'json',
         response: { 200: 'DomainItem', ...domainErrors },

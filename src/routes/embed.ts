@@ -16,6 +16,7 @@ import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainText, IdText, Line } from '../../plugins/input-schemas.ts'
 import { IssueModel } from './posture.ts'
 
 const EmbedKeyModel = t.Object({
@@ -56,8 +57,8 @@ export function embedKeyRoutes(deps: {
       EmbedKeyItem: t.Object({ data: EmbedKeyModel }),
       EmbedKeyList: t.Object({ data: t.Array(EmbedKeyModel) }),
       EmbedKeyCreate: t.Object({
-        name: t.String({ examples: ['Marketing site'] }),
-        allowed_origins: t.Array(t.String(), {
+        name: Line({ maxLength: 100, examples: ['Marketing site'] }),
+        allowed_origins: t.Array(Line({ maxLength: 2048 }), {
           maxItems: MAX_ORIGINS,
           examples: [['https://www.example.com']],
         }),
@@ -104,7 +105,7 @@ export function embedKeyRoutes(deps: {
       },
       {
         auth: true,
-        params: t.Object({ id: t.String() }),
+        params: t.Object({ id: IdText() }),
         response: { 204: t.Undefined(), ...authErrors, 404: 'Error' },
         detail: { summary: 'Revoke an embed key' },
       },
@@ -207,8 +208,8 @@ export function embedPublicRoutes(
       },
       {
         publicRateLimit: true,
-        params: t.Object({ embed_key: t.String() }),
-        query: t.Object({ domain: t.String({ examples: ['example.com'] }) }),
+        params: t.Object({ embed_key: IdText() }),
+        query: t.Object({ domain: DomainText({ examples: ['example.com'] }) }),
         response: {
           200: 'EmbedScan',
           400: 'ValidationError',

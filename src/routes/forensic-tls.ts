@@ -7,6 +7,7 @@ import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainText, Line, RowId } from '../../plugins/input-schemas.ts'
 import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 import { FailureReportModel, presentFailureReport } from './forensic-models.ts'
 
@@ -70,11 +71,14 @@ export function forensicTlsRoutes(deps: {
   const domainIdOf = (accountId: string, name: string) => domainIdOfAccount(deps.reports, accountId, name)
   const timestamp = (field: string, value: string | undefined) => {
     if (value === undefined) return undefined
-    if (Number.isNaN(Date.parse(value))) {
+    const ms = Date.parse(value)
+    // Years past 9999 (`99999`, `+275760-09-13`) print as `+099999-…`, which PostgreSQL cannot read.
+    const year = Number.isNaN(ms) ? Number.NaN : new Date(ms).getUTCFullYear()
+    if (!(year >= 1 && year <= 9999)) {
       const message = `The ${field} field must be an ISO 8601 date or timestamp.`
       throw new FailureError({ code: 'validation_failed', message, errors: { [field]: [message] } })
     }
-    return new Date(value).toISOString()
+    return new Date(ms).toISOString()
   }
   return new Elysia({ name: 'routes:forensic-tls', detail: { tags: ['DMARC reports'] } })
     .use(apiModels)
@@ -103,9 +107,9 @@ export function forensicTlsRoutes(deps: {
         auth: true,
         query: t.Object({
           ...PaginationQuery,
-          domain: t.Optional(t.String()),
-          since: t.Optional(t.String({ description: 'ISO 8601' })),
-          until: t.Optional(t.String({ description: 'ISO 8601' })),
+          domain: t.Optional(DomainText()),
+          since: t.Optional(Line({ maxLength: 40, description: 'ISO 8601' })),
+          until: t.Optional(Line({ maxLength: 40, description: 'ISO 8601' })),
           source_ip: t.Optional(t.String({ format: 'ipv4' })),
         }),
         response: { 200: 'ForensicList', ...authErrors, 403: 'Error' },
@@ -121,7 +125,7 @@ export function forensicTlsRoutes(deps: {
       },
       {
         auth: true,
-        params: t.Object({ id: t.Integer() }),
+        params: t.Object({ id: RowId() }),
         response: { 200: 'ForensicItem', ...authErrors, 404: 'Error' },
         detail: { summary: 'A failure report' },
       },
@@ -140,7 +144,7 @@ export function forensicTlsRoutes(deps: {
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         query: t.Object({
           days: t.Optional(t.Integer({ minimum: 1, maximum: 90 })),
           from: t.Optional(t.String({ format: 'date' })),

@@ -12,6 +12,7 @@ import { type AuthDeps, applyDecision, authPlugin, requestIp } from '../../plugi
 import { readLimited } from '../../plugins/body-limit.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { IdText, Line } from '../../plugins/input-schemas.ts'
 
 const QuarantineModel = t.Object({
   id: t.String({ format: 'uuid' }),
@@ -130,7 +131,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
         },
         {
           parse: 'none',
-          query: t.Object({ recipient: t.Optional(t.String()) }),
+          query: t.Object({ recipient: t.Optional(Line({ maxLength: 320 })) }),
           response: {
             202: 'IngestAccepted',
             400: 'ValidationError',
@@ -219,7 +220,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
         },
         {
           auth: true,
-          params: t.Object({ id: t.String() }),
+          params: t.Object({ id: IdText() }),
           response: { 200: 'QuarantineRetry', ...authErrors, 404: 'Error' },
           detail: { summary: 'Process a quarantined message again (after a fix)' },
         },

@@ -10,6 +10,7 @@ import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
+import { Int4Id, Line } from '../../plugins/input-schemas.ts'
 import { DomainModel, presentDomain } from './domains.ts'
 
 const OrganizationModel = t.Object({
@@ -43,7 +44,7 @@ export function organizationRoutes(deps: {
       OrganizationItem: t.Object({ data: OrganizationModel }),
       OrganizationList: t.Object({ data: t.Array(OrganizationModel), meta: PageMeta }),
       OrganizationCreate: t.Object({
-        name: t.String({ maxLength: MAX_ORGANIZATION_NAME, examples: ['Acme Retail'] }),
+        name: Line({ maxLength: MAX_ORGANIZATION_NAME, examples: ['Acme Retail'] }),
       }),
       OrganizationDomainList: t.Object({ data: t.Array(DomainModel), meta: PageMeta }),
     })
@@ -91,7 +92,7 @@ export function organizationRoutes(deps: {
       },
       {
         auth: true,
-        params: t.Object({ group: t.Integer({ description: 'Organization id' }) }),
+        params: t.Object({ group: Int4Id({ description: 'Organization id' }) }),
         query: t.Object(PaginationQuery),
         response: { 200: 'OrganizationDomainList', ...authErrors, 404: 'Error' },
         detail: { summary: 'Domains in the organization' },

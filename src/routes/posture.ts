@@ -9,6 +9,7 @@ import { apiModels, authErrors, enumOf, JsonObject, ResponseInt } from '../../pl
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainText } from '../../plugins/input-schemas.ts'
 import { DomainModel, presentDomain } from './domains.ts'
 import { snakeCaseKeys } from './source-models.ts'
 
@@ -193,7 +194,7 @@ export function postureRoutes(
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         query: t.Object({
           refresh: t.Optional(
             t.UnionEnum(['0', '1', 'true', 'false'], {
@@ -225,7 +226,7 @@ export function postureRoutes(
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         response: { 200: 'Verification', ...authErrors, 403: 'Error' },
         detail: {
           summary: 'Verify domain ownership',

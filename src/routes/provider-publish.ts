@@ -7,6 +7,7 @@ import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
+import { DomainText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
 import { dnsProviderDeps, type ProviderWiring } from '../jobs/dns-providers.ts'
 import { DNS_PROVIDER_MODELS, presentPlan, presentWrite } from './dns-provider-models.ts'
@@ -28,7 +29,7 @@ const PublishBody = t.Object(
   },
   { additionalProperties: false },
 )
-const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
+const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
 const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
 const errors = { ...authErrors, 403: 'Error', 404: 'Error' } as const
 

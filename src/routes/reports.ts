@@ -6,6 +6,7 @@ import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainText, RowId } from '../../plugins/input-schemas.ts'
 import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 import {
   AggregateRecordModel,
@@ -128,7 +129,7 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         query: t.Object({ ...PeriodQuery, ...PaginationQuery }),
         response: { 200: 'AggregateReportList', ...authErrors, 403: 'Error' },
         detail: { summary: 'Aggregate reports of a domain (last 30 days by default, at most 90)' },
@@ -153,7 +154,7 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
       },
       {
         auth: true,
-        params: t.Object({ name: t.String(), id: t.Integer() }),
+        params: t.Object({ name: DomainText(), id: RowId() }),
         query: t.Object(PaginationQuery),
         response: { 200: 'AggregateReportDetail', ...authErrors, 403: 'Error', 404: 'Error' },
         detail: { summary: 'An aggregate report with its records (records paginated, largest count first)' },
@@ -187,7 +188,7 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
       },
       {
         auth: true,
-        params: t.Object({ domain: t.String() }),
+        params: t.Object({ domain: DomainText() }),
         query: t.Object(PeriodQuery),
         response: { 200: 'ReportSummary', ...authErrors, 403: 'Error' },
         detail: { summary: 'Report summary of a domain' },

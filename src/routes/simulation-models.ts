@@ -1,6 +1,7 @@
 import { type Static, t } from 'elysia'
 import type { Period } from '../../domain/reports/period.ts'
 import type { ProposalSimulation } from '../../domain/sources/simulate-proposal.ts'
+import { Line } from '../../plugins/input-schemas.ts'
 import { PeriodModel, snakeCaseKeys } from './source-models.ts'
 
 // API shapes of `POST /domains/{domain}/simulate` (docs/simulation.md has the meaning of every
@@ -106,8 +107,8 @@ const DmarcSimulationModel = t.Object({
 })
 
 export const SimulateBody = t.Object({
-  spf_record: t.Optional(t.String({ maxLength: 4096, examples: ['v=spf1 include:_spf.google.com -all'] })),
-  dmarc_record: t.Optional(t.String({ maxLength: 4096, examples: ['v=DMARC1; p=quarantine'] })),
+  spf_record: t.Optional(Line({ maxLength: 4096, examples: ['v=spf1 include:_spf.google.com -all'] })),
+  dmarc_record: t.Optional(Line({ maxLength: 4096, examples: ['v=DMARC1; p=quarantine'] })),
   days: t.Optional(
     t.Integer({ minimum: 1, maximum: 90, default: 30, description: 'Days of reports replayed' }),
   ),

@@ -16,6 +16,7 @@ import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { DomainText, IpText, Line } from '../../plugins/input-schemas.ts'
 import { domainIdOf } from './domain-scope.ts'
 import { PeriodQuery } from './reports.ts'
 import { presentSimulation, SimulateBody, SimulationModel } from './simulation-models.ts'
@@ -80,9 +81,7 @@ export function sourceRoutes(deps: SourceRouteDeps) {
           description: 'Your verdict on the IP; null removes it and the classification applies again',
         }),
         note: t.Optional(
-          t.Nullable(
-            t.String({ maxLength: 500, description: 'Omitted keeps the stored note; null clears it' }),
-          ),
+          t.Nullable(Line({ maxLength: 500, description: 'Omitted keeps the stored note; null clears it' })),
         ),
       }),
       SourceIntelligence: IntelligenceModel,
@@ -112,14 +111,14 @@ export function sourceRoutes(deps: SourceRouteDeps) {
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         query: t.Object({
           ...PeriodQuery,
           ...PaginationQuery,
           status: t.Optional(StatusFilter),
-          service: t.Optional(t.String({ maxLength: 100, description: 'A catalog service id' })),
+          service: t.Optional(Line({ maxLength: 100, description: 'A catalog service id' })),
           q: t.Optional(
-            t.String({ maxLength: 200, description: 'IP prefix, or part of the PTR or service name' }),
+            Line({ maxLength: 200, description: 'IP prefix, or part of the PTR or service name' }),
           ),
         }),
         response: { 200: 'SourceList', ...domainErrors },
@@ -152,7 +151,7 @@ export function sourceRoutes(deps: SourceRouteDeps) {
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         query: t.Object({ ...PeriodQuery, ...PaginationQuery }),
         response: { 200: 'SourceIntelligence', ...domainErrors },
         detail: {
@@ -189,7 +188,7 @@ export function sourceRoutes(deps: SourceRouteDeps) {
       },
       {
         auth: true,
-        params: t.Object({ name: t.String(), source: t.String({ examples: ['203.0.113.7'] }) }),
+        params: t.Object({ name: DomainText(), source: IpText({ examples: ['203.0.113.7'] }) }),
         body: 'SourceUpdate',
         parse: 'json',
         response: { 200: 'SourceItem', ...domainErrors, 404: 'Error' },
@@ -215,7 +214,7 @@ export function sourceRoutes(deps: SourceRouteDeps) {
       },
       {
         auth: true,
-        params: t.Object({ name: t.String() }),
+        params: t.Object({ name: DomainText() }),
         body: 'SimulationRequest',
         parse: 'json',
         response: { 200: 'Simulation', ...domainErrors },

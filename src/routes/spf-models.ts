@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { enumOf, PageMeta, ResponseInt } from '../../plugins/api-models.ts'
+import { DomainText, Int4Id, Line, MAX_DOMAIN_LENGTH } from '../../plugins/input-schemas.ts'
 
 // OpenAPI models of the SPF management API (src/routes/spf.ts); presenters in spf-presenters.ts.
 
@@ -8,12 +9,24 @@ const SourceKind = enumOf(['include', 'a', 'mx', 'ip4', 'ip6'])
 
 export const SourceInput = t.Object({
   kind: SourceKind,
-  domain: t.Optional(t.String({ description: 'For include, a and mx', examples: ['sendgrid.net'] })),
+  domain: t.Optional(
+    t.String({
+      maxLength: MAX_DOMAIN_LENGTH,
+      description: 'For include, a and mx',
+      examples: ['sendgrid.net'],
+    }),
+  ),
   network: t.Optional(
-    t.String({ description: 'For ip4 and ip6: an address or CIDR network', examples: ['192.0.2.0/24'] }),
+    t.String({
+      maxLength: 100,
+      description: 'For ip4 and ip6: an address or CIDR network',
+      examples: ['192.0.2.0/24'],
+    }),
   ),
   label: t.Optional(t.String({ maxLength: 100, examples: ['SendGrid'] })),
-  service_id: t.Optional(t.String({ description: 'Sending-service catalog id', examples: ['sendgrid'] })),
+  service_id: t.Optional(
+    t.String({ maxLength: 100, description: 'Sending-service catalog id', examples: ['sendgrid'] }),
+  ),
 })
 
 const SourceModel = t.Object({
@@ -152,10 +165,11 @@ export const ActivateBody = t.Object({
 
 export const AddSourceBody = t.Object({
   include: t.Optional(
-    t.String({ description: 'Authorise this include instead', examples: ['sendgrid.net'] }),
+    DomainText({ description: 'Authorise this include instead', examples: ['sendgrid.net'] }),
   ),
   network: t.Optional(
-    t.String({
+    Line({
+      maxLength: 100,
       description: 'Authorise this network (holding the IP) instead',
       examples: ['192.0.2.0/24'],
     }),
@@ -198,7 +212,7 @@ export const SPF_MODELS = {
     management: t.Nullable(ManagementModel),
   }),
   SpfVersionList: t.Object({ data: t.Array(VersionModel), meta: PageMeta }),
-  SpfRollback: t.Object({ version: t.Integer({ minimum: 1, description: 'The version to restore' }) }),
+  SpfRollback: t.Object({ version: Int4Id({ description: 'The version to restore' }) }),
   SpfRolledBack: data({
     domain: t.String(),
     changed: t.Boolean({ description: 'false: that version is what is served already' }),

@@ -14,6 +14,7 @@ import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
+import { DomainText, IpText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
 import { spfUseCaseDeps } from './spf-deps.ts'
 import { ActivateBody, AddSourceBody, SPF_MODELS } from './spf-models.ts'
@@ -51,7 +52,7 @@ function dotted<T>(result: Result<T>): T {
 const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
 
 const writeErrors = { ...authErrors, 403: 'Error' } as const
-const domainParams = t.Object({ name: t.String({ examples: ['example.com'] }) })
+const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
 
 export function spfRoutes(deps: SpfRouteDeps) {
   const useCases = spfUseCaseDeps(deps)
@@ -173,8 +174,8 @@ export function spfRoutes(deps: SpfRouteDeps) {
       {
         auth: true,
         params: t.Object({
-          name: t.String({ examples: ['example.com'] }),
-          source: t.String({ description: 'A source IP of the domain', examples: ['149.72.10.20'] }),
+          name: DomainText({ examples: ['example.com'] }),
+          source: IpText({ description: 'A source IP of the domain', examples: ['149.72.10.20'] }),
         }),
         body: t.Optional(AddSourceBody),
         parse: 'json',

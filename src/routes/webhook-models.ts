@@ -6,6 +6,7 @@ import type {
   WebhookSettings,
 } from '../../infrastructure/repositories/pg-webhook-store.ts'
 import { enumOf, JsonObject, PageMeta } from '../../plugins/api-models.ts'
+import { Line } from '../../plugins/input-schemas.ts'
 import { MAX_WEBHOOK_URL_LENGTH } from './webhook-url.ts'
 
 // OpenAPI models and presenters of the webhooks API (src/routes/webhooks.ts, docs/api.md).
@@ -104,7 +105,7 @@ export const WEBHOOK_MODELS = {
   WebhookSettingsItem: t.Object({ data: SettingsModel }),
   WebhookSettingsUpdate: t.Object({
     url: t.Nullable(
-      t.String({
+      Line({
         maxLength: MAX_WEBHOOK_URL_LENGTH,
         description: 'https URL (http too with WEBHOOK_ALLOW_PRIVATE); null turns webhooks off',
         examples: ['https://hooks.example.com/dmarcwatch'],

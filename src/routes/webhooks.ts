@@ -10,6 +10,7 @@ import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
+import { IdText } from '../../plugins/input-schemas.ts'
 import { DeliveryStatusFilter, presentDelivery, presentSettings, WEBHOOK_MODELS } from './webhook-models.ts'
 import { checkWebhookUrl } from './webhook-url.ts'
 
@@ -28,7 +29,7 @@ export interface WebhookRouteDeps {
 
 const noUrl = () => unwrap(invalid('url', 'No webhook URL is set: save one with PUT /webhooks first.'))
 const notFound = () => unwrap(fail({ code: 'not_found', resource: 'webhook delivery' }))
-const deliveryParams = t.Object({ id: t.String({ description: 'The delivery id (a UUID)' }) })
+const deliveryParams = t.Object({ id: IdText({ description: 'The delivery id (a UUID)' }) })
 const writeErrors = { ...authErrors, 404: 'Error' } as const
 
 export function webhookRoutes(deps: WebhookRouteDeps) {

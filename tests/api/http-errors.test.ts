@@ -29,11 +29,14 @@ describe('request bodies', () => {
     },
   )
 
-  test('a JSON body that is not an object is a validation error', async () => {
-    const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body: '[1,2,3]' })
-    expect(res.status).toBe(400)
-    expect(res.body.errors).toHaveProperty('domain_name')
-  })
+  test.each(['[1,2,3]', '"example.com"', '42', 'true'])(
+    'a JSON body %p that is not an object is a validation error on body',
+    async (body) => {
+      const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body })
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toEqual({ body: ['The request body must be a JSON object.'] })
+    },
+  )
 
   test('an empty body is a validation error', async () => {
     const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body: '' })
@@ -75,16 +78,20 @@ describe('request bodies', () => {
     expect(sent).toBeLessThan(64 * 1024)
   })
 
-  test('a non-JSON content type still gets a contract-shaped answer', async () => {
-    const res = await raw('/api/v1/domains', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'text/plain' },
-      body: 'example.com',
-    })
-    expect(res.status).toBe(400)
-    const body = await res.json()
-    expect(body.errors).toBeObject()
-  })
+  test.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ''])(
+    'a body of content type %p is a validation error on body, even if it reads as JSON',
+    async (type) => {
+      const res = await raw('/api/v1/domains', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, ...(type ? { 'content-type': type } : {}) },
+        body: '{"domain_name": "example.com"}',
+      })
+      expect(res.status).toBe(400)
+      expect((await res.json()).errors).toEqual({
+        body: ['The request body must be JSON, sent with Content-Type: application/json.'],
+      })
+    },
+  )
 })
 
 describe('routes', () => {

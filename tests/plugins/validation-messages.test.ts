@@ -56,3 +56,36 @@ test('a coerced query value reported at the root is found by its value', () => {
   )
   expect(Object.keys(body.errors)).toEqual(['per_page'])
 })
+
+test('fields named like Object.prototype members stay fields (issue #16: this threw)', () => {
+  const errors = ['__proto__', 'constructor', 'toString'].map((name) => ({
+    path: `/${name}`,
+    schema: { type: 'integer', minimum: 1, maximum: 100 },
+    value: 500,
+  }))
+  const body = validationBody(errors, 'query')
+  expect(Object.keys(body.errors)).toEqual(['__proto__', 'constructor', 'toString'])
+  expect(
+    Object.getOwnPropertyDescriptor(JSON.parse(JSON.stringify(body)).errors, '__proto__')?.value,
+  ).toEqual(['The __proto__ field must be a whole number from 1 to 100.'])
+  // Found by value in the query, the way Elysia reports a coerced number out of range.
+  const query = Object.fromEntries(new URLSearchParams('__proto__=500&per_page=500'))
+  const byValue = validationBody(
+    [{ path: '', schema: { type: 'integer', maximum: 100 }, value: 500 }],
+    'query',
+    query,
+  )
+  expect(Object.keys(byValue.errors)).toEqual(['__proto__'])
+})
+
+test('a coerced number is found by the text it came from', () => {
+  const schema = { type: 'integer', minimum: 1, maximum: 1_000_000 }
+  const query = { per_page: '10', page: '99999999999999999999' }
+  expect(Object.keys(validationBody([{ path: '', schema, value: 1e20 }], 'query', query).errors)).toEqual([
+    'page',
+  ])
+  const body = { version: '1e308' }
+  expect(Object.keys(validationBody([{ path: '', schema, value: 1e308 }], 'query', {}, body).errors)).toEqual(
+    ['version'],
+  )
+})

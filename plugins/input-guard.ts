@@ -1,0 +1,28 @@
+import { Elysia } from 'elysia'
+import './formats.ts'
+import { assertWellFormed } from './body-limit.ts'
+import { findUnsafeJson, findUnsafePairs, unsafeInputFailure } from './input-rules.ts'
+
+const isForm = (request: Request) =>
+  /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')
+
+/**
+ * Global: runs after authentication and schema validation, before every handler. JSON bodies were
+ * already checked while parsing (plugins/body-limit.ts); here the query, path and form bodies are.
+ */
+export const inputGuard = new Elysia({ name: 'input-guard' })
+  .onBeforeHandle({ as: 'global' }, ({ request, params, body }) => {
+    // The raw query, not Elysia's parsed one: a `__proto__` key would not survive parsing.
+    const search = new URL(request.url).searchParams
+    const problem =
+      findUnsafePairs(search, { repeatable: false }) ??
+      findUnsafeJson(params ?? null, 'path') ??
+      // Form bodies keep repeated keys: several checkboxes share a name.
+      (typeof body === 'string' && isForm(request)
+        ? findUnsafePairs(new URLSearchParams(body), { repeatable: true })
+        : null)
+    if (problem) throw unsafeInputFailure(problem)
+    // Routes without the auth macros have not looked at the parse result yet.
+    assertWellFormed(body)
+  })
+  .as('global')
