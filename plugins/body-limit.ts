@@ -88,8 +88,8 @@ export function bodyLimit(limits: BodyLimits) {
         throw error
       }
       // A file upload (the dashboard's report upload): parsed here, since decoding it as text would
-      // corrupt binary files. Not under /api/, where every body is JSON (below). A body that is no valid multipart is an empty form (the CSRF check
-      // then refuses it).
+      // corrupt binary files. Not under /api/, where every body is JSON (below). A body that is no
+      // valid multipart is an empty form (the CSRF check then refuses it).
       if (/^multipart\/form-data\b/i.test(contentType) && !path.startsWith('/api/')) {
         try {
           // The header itself: Elysia's `contentType` has lost the boundary parameter.
