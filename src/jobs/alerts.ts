@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
 import type { DomainRef } from '../../infrastructure/repositories/pg-alert-facts.ts'
 import type { AppliedPlan } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { alertWork, evaluateAccount, evaluatePosture, evaluateReports } from './alert-evaluation.ts'

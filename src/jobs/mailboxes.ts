@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import { pollMailbox } from '../../infrastructure/mail/imap-poller.ts'
 
 export const POLL_MAILBOXES = 'ingest.poll-mailboxes'

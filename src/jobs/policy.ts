@@ -1,15 +1,9 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { ProgressionDeps } from '../../domain/policy/ports.ts'
 import { runProgression } from '../../domain/policy/use-cases.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
-import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { progressionDeps } from '../wiring/policy-progression.ts'
 
 // DMARC policy progression (issue #6, docs/policy-progression.md). Once a day a cron job (run once
 // across all workers by pg-boss) lists the verified domains with a hosted DMARC record and
@@ -36,23 +30,6 @@ export interface PolicyJobDeps {
 export interface ProgressJob {
   accountId: string
   domainId: number
-}
-
-/** The progression engine's reads and writes, for the daily job and the API alike. */
-export function progressionDeps(
-  deps: Pick<PolicyJobDeps, 'database' | 'dns' | 'now' | 'zone'>,
-): ProgressionDeps {
-  const db = deps.database.db
-  return {
-    store: pgPolicyStore(db, { zone: deps.zone }),
-    figures: {
-      stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
-      overrides: (scope) => listOverrides(db, scope),
-      daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
-    },
-    dns: deps.dns,
-    now: deps.now,
-  }
 }
 
 export async function registerPolicyJobs(boss: PgBoss, deps: PolicyJobDeps): Promise<void> {

@@ -3,7 +3,7 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { DomainStore } from '../../domain/domains/ports.ts'
 import { verifyDomain } from '../../domain/domains/verification.ts'
 import { type CheckDeps, checkDomain } from '../../domain/posture/check-domain.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 
 // Posture checks and ownership re-checks in the background. A cron job (run once across all
 // worker processes by pg-boss) finds due domains and enqueues one job each; the per-domain jobs

@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import type { Db } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
 import { reflattenManagedRecords } from '../../infrastructure/repositories/pg-spf-store.ts'
 
 export const REFLATTEN_SPF = 'spf.reflatten'

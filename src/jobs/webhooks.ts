@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import {
   type AttemptOutcome,
   afterAttempt,
@@ -10,7 +11,6 @@ import {
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { sendWebhook } from '../../infrastructure/http/webhook-sender.ts'
-import { errorFields, type Logger } from '../../infrastructure/logging/json-logger.ts'
 import { webhookAttempts, webhookDeferrals } from '../../infrastructure/metrics/instruments.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import {
@@ -21,7 +21,7 @@ import {
   pgWebhookRelay,
 } from '../../infrastructure/repositories/pg-webhook-relay.ts'
 import { secretContext } from '../../infrastructure/repositories/pg-webhook-store.ts'
-import type { Runtime } from '../compose.ts'
+import type { Config } from '../config.ts'
 
 // Webhook delivery (issue #6, contract §5, docs/webhooks.md "Storage, relay and jobs").
 //
@@ -48,7 +48,9 @@ export interface WebhookJobDeps {
 
 /** The deps as a process builds them from its runtime (the worker, and tests that deliver). */
 export function webhookJobDeps(
-  runtime: Pick<Runtime, 'config' | 'database' | 'logger' | 'now' | 'secrets' | 'dns'>,
+  runtime: Pick<WebhookJobDeps, 'database' | 'logger' | 'now' | 'secrets' | 'dns'> & {
+    config: Pick<Config, 'webhookAllowPrivate' | 'rateLimits'>
+  },
 ): WebhookJobDeps {
   return {
     database: runtime.database,

@@ -14,7 +14,7 @@ import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import type { Config } from '../config.ts'
-import { progressionDeps } from '../jobs/policy.ts'
+import { progressionDeps } from '../wiring/policy-progression.ts'
 import {
   DMARC_MODELS,
   presentApplied,

@@ -18,7 +18,7 @@ import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
-import { dnsProviderDeps } from '../jobs/dns-providers.ts'
+import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 import {
   DNS_PROVIDER_MODELS,
   ImportBody,

@@ -1,5 +1,6 @@
 import { createAccount, createToken } from '../../domain/accounts/use-cases.ts'
-import { jsonLogger, type Logger } from '../../infrastructure/logging/json-logger.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
+import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import {
   type App,
