@@ -5,11 +5,15 @@ import type { Database } from '../../infrastructure/db/database.ts'
 import { domains } from '../../infrastructure/db/schema/domains.ts'
 import { ingestMessages } from '../../infrastructure/db/schema/reports.ts'
 import { demoMessage } from '../../infrastructure/mail/demo-mail.ts'
+import {
+  CHECK_DOMAIN,
+  EVALUATE_POSTURE_ALERTS,
+  EVALUATE_REPORT_ALERTS,
+  send,
+} from '../../infrastructure/queue/catalogue.ts'
 import { pgDemoStore } from '../../infrastructure/repositories/pg-demo-store.ts'
 import { intake, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
-import { EVALUATE_POSTURE_ALERTS, EVALUATE_REPORT_ALERTS } from '../jobs/alerts.ts'
-import { CHECK_DOMAIN } from '../jobs/posture.ts'
 
 // `bun run cli demo --email E [--remove]` (docs/demo.md).
 
@@ -35,7 +39,7 @@ export function demoDeps(input: {
     pack: demoMessage,
     accept: intake({ config, database, boss, now }).accept,
     async followUp(accountId, name, messageIds) {
-      await boss.send(CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}` })
+      await send(boss, CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}` })
       const digested = await waitForDigest(database, messageIds, now)
       const [row] = await database.db
         .select({ id: domains.id })
@@ -47,8 +51,8 @@ export function demoDeps(input: {
         singletonKey: `${accountId}:${row.id}`,
         startAfter: digested ? 0 : ALERTS_AFTER_SECONDS,
       }
-      await boss.send(EVALUATE_POSTURE_ALERTS, ref, options)
-      await boss.send(EVALUATE_REPORT_ALERTS, ref, options)
+      await send(boss, EVALUATE_POSTURE_ALERTS, ref, options)
+      await send(boss, EVALUATE_REPORT_ALERTS, ref, options)
       return digested
     },
     now,

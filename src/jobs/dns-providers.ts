@@ -5,11 +5,9 @@ import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import {
-  IMPORT_DOMAINS,
-  type ImportJob,
-  pgImportStore,
-} from '../../infrastructure/repositories/pg-dns-provider-store.ts'
+import { IMPORT_DOMAINS, send } from '../../infrastructure/queue/catalogue.ts'
+import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
+import { pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
 import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 
@@ -36,12 +34,9 @@ export interface DnsProviderJobDeps {
   random?: RandomBytes
 }
 
-/** The queue's retryLimit (src/jobs/queues.ts): after the last retry the import is marked failed. */
-export const IMPORT_RETRY_LIMIT = 3
-
 const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
 
-export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJobDeps): Promise<void> {
+export function dnsProviderJobs(boss: PgBoss, deps: DnsProviderJobDeps): JobHandler[] {
   const imports = pgImportStore(deps.database.db, { boss })
   const useCases = {
     ...dnsProviderDeps(deps),
@@ -49,7 +44,7 @@ export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJob
     verifications: pgDomainVerifications(deps.database.db, boss),
     random: deps.random ?? systemRandom,
   }
-  await boss.work<ImportJob>(IMPORT_DOMAINS, async ([job]) => {
+  const importDomains = handle(IMPORT_DOMAINS, async ([job]) => {
     if (job === undefined) return
     const { importId } = job.data
     try {
@@ -59,17 +54,18 @@ export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJob
           import: importId,
           retry_after: run.retryAfter,
         })
-        await boss.send(IMPORT_DOMAINS, job.data, { singletonKey: importId, startAfter: run.retryAfter })
+        await send(boss, IMPORT_DOMAINS, job.data, { singletonKey: importId, startAfter: run.retryAfter })
       }
     } catch (error) {
       // Our own trouble (database): pg-boss retries, and the import resumes after the zones already
       // done; after the last retry it is marked failed rather than left running for ever.
       deps.logger.error('domain import failed', { import: importId, ...errorFields(error) })
-      if (job.retryCount >= IMPORT_RETRY_LIMIT)
+      if (job.retryCount >= (IMPORT_DOMAINS.options.retryLimit ?? 0))
         await imports
           .finish(importId, 'failed', 'internal error; start the import again', deps.now())
           .catch(() => {})
       throw error
     }
   })
+  return [importDomains]
 }
