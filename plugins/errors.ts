@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { errorFields, type Logger } from '../infrastructure/logging/json-logger.ts'
+import { errorFields, type Logger } from '../domain/shared/logger.ts'
 import { FailureError, toHttp } from './failures.ts'
 import { requestFacts } from './request-context.ts'
 import { validationBody } from './validation-messages.ts'

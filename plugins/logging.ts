@@ -1,6 +1,5 @@
 import { Elysia, StatusMap } from 'elysia'
-import type { Logger } from '../infrastructure/logging/json-logger.ts'
-import { recordRequest } from '../infrastructure/metrics/instruments.ts'
+import type { Logger } from '../domain/shared/logger.ts'
 import { requestFacts } from './request-context.ts'
 
 /** `set.status` may be a name ('Not Found') when a handler used one. */
@@ -10,11 +9,18 @@ function statusCode(status: unknown): number {
   return 200
 }
 
+/** Where the request metrics go: the process's instruments (src/compose.ts hands it infrastructure/metrics/instruments.ts). */
+export interface RequestMetrics {
+  /** Once per answered request; `route` is the route pattern, never the path. */
+  recordRequest(method: string, route: string, status: number, seconds: number): void
+}
+
 /**
  * Global: one structured line per request (method, route, status, duration, request id, account),
- * and the same facts into the request metrics (infrastructure/metrics/instruments.ts).
+ * and the same facts into the request metrics. The plugin is handed both, so it knows only their
+ * interfaces (tests/architecture.test.ts keeps plugins off infrastructure/).
  */
-export function requestLogging(logger: Logger) {
+export function requestLogging(logger: Logger, metrics: RequestMetrics) {
   return new Elysia({ name: 'request-logging' }).onAfterResponse(
     { as: 'global' },
     ({ request, route, set, path }) => {
@@ -23,7 +29,7 @@ export function requestLogging(logger: Logger) {
       const ms = facts ? performance.now() - facts.startedAt : undefined
       // The metric's route label is the pattern, and one fixed value for paths no route matched:
       // raw paths would make a series per URL anyone cares to send (unbounded cardinality).
-      recordRequest(request.method, route || 'unmatched', status, (ms ?? 0) / 1000)
+      metrics.recordRequest(request.method, route || 'unmatched', status, (ms ?? 0) / 1000)
       logger.info('request', {
         method: request.method,
         route: route || path,

@@ -11,6 +11,7 @@ import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
 import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
+import type { Logger } from '../domain/shared/logger.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
 import { singleFlight } from '../domain/shared/single-flight.ts'
 import { cacheFound } from '../infrastructure/cache/found-cache.ts'
@@ -20,7 +21,7 @@ import { migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
 import { createDnsPacketResolver } from '../infrastructure/dns/dns-packet-resolver.ts'
 import { createMtaStsFetcher } from '../infrastructure/http/mta-sts-fetcher.ts'
-import type { Logger } from '../infrastructure/logging/json-logger.ts'
+import { recordRequest } from '../infrastructure/metrics/instruments.ts'
 import { pgAccountStore } from '../infrastructure/repositories/pg-account-store.ts'
 import { pgDomainCheckStore } from '../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../infrastructure/repositories/pg-domain-store.ts'
@@ -347,7 +348,7 @@ export function buildApp(runtime: Runtime) {
 
   const app = new Elysia({ serve: serverErrorOptions(logger) })
     .use(requestId)
-    .use(requestLogging(logger))
+    .use(requestLogging(logger, { recordRequest }))
     .use(
       errorMapping({
         logger,

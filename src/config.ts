@@ -1,3 +1,4 @@
+import type { LogLevel } from '../domain/shared/logger.ts'
 import { parseSecretKey } from '../infrastructure/crypto/secret-box.ts'
 import { type DnsServer, parseDnsServers } from '../infrastructure/dns/dns-packet-resolver.ts'
 import { type OAuthProviderSettings, parseOAuthSettings } from '../infrastructure/oauth/oauth-settings.ts'
@@ -6,7 +7,6 @@ import { type OAuthProviderSettings, parseOAuthSettings } from '../infrastructur
 // An empty variable counts as unset, so `DATABASE_URL=` runs on the embedded database.
 
 export type Role = 'all' | 'api' | 'worker'
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
 export interface Config {
   port: number

@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test'
+import { dirname, relative, resolve } from 'node:path'
 import { Glob } from 'bun'
 
 // domain/ is the pure core: no I/O, no framework, no runtime-specific APIs. Time, randomness and
@@ -56,4 +57,63 @@ test('no utils grab-bags or export-star barrels anywhere', async () => {
     }
   }
   expect(problems).toEqual([])
+})
+
+// The layers above domain/, as docs/architecture.md draws them. Each rule names the files it
+// covers and the repository paths their imports must not reach (relative imports resolved).
+const LAYER_RULES: { files: string; forbidden: RegExp; why: string }[] = [
+  {
+    files: 'infrastructure/**/*.ts',
+    forbidden: /^(src|plugins)\//,
+    why: 'adapters know the domain, never the app or its HTTP plugins',
+  },
+  {
+    files: 'plugins/**/*.ts',
+    forbidden: /^(infrastructure|src)\//,
+    why: 'plugins are handed a logger and metrics by their interfaces',
+  },
+  {
+    files: 'src/{routes,dashboard}/**/*.ts',
+    forbidden: /^src\/jobs\//,
+    why: 'routes share use-case wiring with jobs through src/wiring/, never import a job',
+  },
+  {
+    files: 'src/jobs/**/*.ts',
+    forbidden: /^src\/(compose|main|worker|cli)(\.ts$|\/)/,
+    why: 'jobs are registered by the composition root, never reach back into it',
+  },
+]
+
+function importsOf(file: string, source: string): string[] {
+  const found: string[] = []
+  for (const match of source.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+    const spec = match[1]!
+    if (spec.startsWith('.')) found.push(relative('.', resolve(dirname(file), spec)))
+  }
+  return found
+}
+
+test('layers import only downwards: infrastructure, plugins, routes and jobs', async () => {
+  const problems: string[] = []
+  for (const rule of LAYER_RULES) {
+    let files = 0
+    for await (const file of new Glob(rule.files).scan('.')) {
+      files++
+      for (const target of importsOf(file, await Bun.file(file).text())) {
+        if (rule.forbidden.test(target)) problems.push(`${file}: imports ${target} (${rule.why})`)
+      }
+    }
+    expect(files).toBeGreaterThan(0)
+  }
+  expect(problems).toEqual([])
+})
+
+test('the layer check sees relative imports for what they are', () => {
+  expect(importsOf('infrastructure/logging/x.ts', "import type { A } from '../../src/config.ts'")).toEqual([
+    'src/config.ts',
+  ])
+  expect(importsOf('src/routes/x.ts', "import { a } from '../jobs/policy.ts'")).toEqual([
+    'src/jobs/policy.ts',
+  ])
+  expect(importsOf('src/jobs/x.ts', "import { a } from 'pg-boss'")).toEqual([])
 })

@@ -1,11 +1,4 @@
-import type { LogLevel } from '../../src/config.ts'
-
-export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void
-  info(msg: string, fields?: Record<string, unknown>): void
-  warn(msg: string, fields?: Record<string, unknown>): void
-  error(msg: string, fields?: Record<string, unknown>): void
-}
+import type { Logger, LogLevel } from '../../domain/shared/logger.ts'
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 
@@ -57,9 +50,4 @@ export function jsonLogger(
     warn: (msg, fields) => emit('warn', msg, fields),
     error: (msg, fields) => emit('error', msg, fields),
   }
-}
-
-export function errorFields(error: unknown): Record<string, unknown> {
-  if (error instanceof Error) return { error: error.message, error_name: error.name, stack: error.stack }
-  return { error: String(error) }
 }

@@ -1,7 +1,7 @@
 import { ImapFlow } from 'imapflow'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
+import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import { invalid, ok, type Result } from '../../domain/shared/result.ts'
-import { errorFields, type Logger } from '../logging/json-logger.ts'
 import { headerRecipient } from './header-recipient.ts'
 
 // Intake from a mailbox that reporters (or a forward) deliver to. Every message in the folder is

@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer'
-import type { Logger } from '../logging/json-logger.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 
 // Outgoing mail (password reset links, later alerts) through the operator's SMTP server,
 // MAIL_SMTP_URL (smtp://user:pass@host:587 with STARTTLS when offered, smtps://host:465 for TLS

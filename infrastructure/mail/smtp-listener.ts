@@ -5,8 +5,8 @@ import {
   type SMTPServerSession,
 } from 'smtp-server'
 import type { Accepted, AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
+import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { Failure, Result } from '../../domain/shared/result.ts'
-import { errorFields, type Logger } from '../logging/json-logger.ts'
 
 // The MX (or, behind Postfix/Exim, the LMTP endpoint) of the report domain. Reporters do not
 // authenticate, so anyone may connect; what keeps it from being an open relay is that only report

@@ -7,18 +7,12 @@ import { offsetOf } from '../../domain/shared/pagination.ts'
 import type { SecretBox } from '../crypto/secret-box.ts'
 import type { Db } from '../db/database.ts'
 import { dnsProviderConnections, dnsProviderImports } from '../db/schema/dns-providers.ts'
+import { IMPORT_DOMAINS, send } from '../queue/catalogue.ts'
 
 // DNS provider connections and domain imports (issue #7). Every read and write of a connection is
 // scoped by account. The secret is sealed with the context `dns-provider:<connection id>`, so a
 // sealed value copied into another row does not open there; it leaves this module only through
 // `secretOf`, for the adapter registry, and never in a Connection.
-
-/** The pg-boss queue of domain imports: one job per import (src/jobs/dns-providers.ts). */
-export const IMPORT_DOMAINS = 'dns-providers.import-domains'
-
-export interface ImportJob {
-  importId: string
-}
 
 export const credentialsContext = (connectionId: string) => `dns-provider:${connectionId}`
 
@@ -173,11 +167,15 @@ export function pgImportStore(db: Db, deps: { boss?: PgBoss | null } = {}): Impo
             createdAt: input.now,
           })
           .returning({ id: dnsProviderImports.id })
-        const job: ImportJob = { importId: row!.id }
-        await boss.send(IMPORT_DOMAINS, job, {
-          singletonKey: row!.id,
-          db: fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql),
-        })
+        await send(
+          boss,
+          IMPORT_DOMAINS,
+          { importId: row!.id },
+          {
+            singletonKey: row!.id,
+            db: fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql),
+          },
+        )
         return row!.id
       })
       return (await this.get(accountId, id))!

@@ -3,9 +3,10 @@ import type { PgBoss } from 'pg-boss'
 import type { VerificationStore } from '../../domain/domains/verification.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { domains } from '../db/schema/domains.ts'
+import { insert, PROCESS_MESSAGE, retriesOf } from '../queue/catalogue.ts'
 import { pgDomainStore } from './pg-domain-store.ts'
 import { appendEvent } from './pg-event-outbox.ts'
-import { onTransaction, PROCESS_MESSAGE, PROCESS_MESSAGE_RETRIES } from './pg-ingest-message-store.ts'
+import { onTransaction } from './pg-ingest-message-store.ts'
 
 // Verification and the reports that waited for it (docs/ingestion.md): marking a domain verified
 // re-queues its `domain_not_verified` messages in the same transaction, so a verified domain never
@@ -41,9 +42,10 @@ async function requeue(
       returning id`),
   )
   if (rows.length === 0) return 0
-  await boss.insert(
+  await insert(
+    boss,
     PROCESS_MESSAGE,
-    rows.map((row) => ({ data: { messageId: row.id }, ...PROCESS_MESSAGE_RETRIES })),
+    rows.map((row) => ({ data: { messageId: row.id }, ...retriesOf(PROCESS_MESSAGE) })),
     { db: onTransaction(tx) },
   )
   return rows.length

@@ -5,9 +5,8 @@ import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
 import { ingestMessages } from '../db/schema/reports.ts'
+import { PROCESS_MESSAGE, retriesOf, send } from '../queue/catalogue.ts'
 import { pgArray } from './sql-tx.ts'
-
-export const PROCESS_MESSAGE = 'ingest.process-message'
 
 export interface StoredMessage {
   id: string
@@ -33,9 +32,6 @@ export interface QuarantinedMessage {
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
-/** The retry policy of a message's job (storage trouble is retried; parse problems quarantine). */
-export const PROCESS_MESSAGE_RETRIES = { retryLimit: 5, retryDelay: 30, retryBackoff: true }
-
 /** pg-boss on the caller's transaction, so a job exists exactly when its rows are committed. */
 export const onTransaction = (tx: Tx) => fromDrizzle(tx as unknown as Parameters<typeof fromDrizzle>[0], sql)
 
@@ -47,10 +43,12 @@ export const onTransaction = (tx: Tx) => fromDrizzle(tx as unknown as Parameters
 export const INLINE_FALLBACK_SECONDS = 15 * 60
 
 const enqueue = (boss: PgBoss, tx: Tx, messageId: string, startAfter = 0) =>
-  boss.send(
+  // The job carries the queue's retry policy (storage trouble is retried; parse problems quarantine).
+  send(
+    boss,
     PROCESS_MESSAGE,
     { messageId },
-    { db: onTransaction(tx), ...PROCESS_MESSAGE_RETRIES, ...(startAfter > 0 ? { startAfter } : {}) },
+    { db: onTransaction(tx), ...retriesOf(PROCESS_MESSAGE), ...(startAfter > 0 ? { startAfter } : {}) },
   )
 
 export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {

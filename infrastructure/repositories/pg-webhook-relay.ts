@@ -4,18 +4,11 @@ import type { AttemptVerdict, DeliveryStep } from '../../domain/webhooks/schedul
 import type { Db } from '../db/database.ts'
 import { events } from '../db/schema/events.ts'
 import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schema/webhooks.ts'
+import { DELIVER_WEBHOOK, type DeliverJob, insert, send } from '../queue/catalogue.ts'
 
 // The outbox relay and the delivery chain's bookkeeping (issue #6). Every write that starts or
 // continues a chain enqueues its pg-boss job in the same transaction, so a delivery is never pending
 // without a job, and a job never exists for a state that rolled back.
-
-export const DELIVER_WEBHOOK = 'webhooks.deliver'
-
-/** One job per attempt. `attempt` is the attempt it makes: a job whose delivery moved on is stale. */
-export interface DeliverJob {
-  deliveryId: string
-  attempt: number
-}
 
 /** What one attempt needs: the delivery, and the account's current URL and sealed secret. */
 export interface AttemptContext {
@@ -116,9 +109,10 @@ export function pgWebhookRelay(db: Db, boss: PgBoss) {
                 updatedAt: now,
               },
             })
-          await boss.insert(
+          await insert(
+            boss,
             DELIVER_WEBHOOK,
-            deliver.map((e) => ({ data: { deliveryId: e.id, attempt: 1 } satisfies DeliverJob })),
+            deliver.map((e) => ({ data: { deliveryId: e.id, attempt: 1 } })),
             { db: jobDb(tx) },
           )
         }
@@ -180,7 +174,7 @@ export function pgWebhookRelay(db: Db, boss: PgBoss) {
           .where(awaiting(job.deliveryId, job.attempt))
           .returning({ id: webhookDeliveries.id })
         if (rows.length === 0) return false
-        await boss.send(DELIVER_WEBHOOK, job, { startAfter: until, db: jobDb(tx) })
+        await send(boss, DELIVER_WEBHOOK, job, { startAfter: until, db: jobDb(tx) })
         return true
       })
     },
@@ -217,7 +211,7 @@ export function pgWebhookRelay(db: Db, boss: PgBoss) {
         })
         if (step.state === 'pending') {
           const next: DeliverJob = { deliveryId: record.deliveryId, attempt: record.attempt + 1 }
-          await boss.send(DELIVER_WEBHOOK, next, { startAfter: step.nextAttemptAt, db: jobDb(tx) })
+          await send(boss, DELIVER_WEBHOOK, next, { startAfter: step.nextAttemptAt, db: jobDb(tx) })
         }
         return true
       })

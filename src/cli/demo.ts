@@ -5,12 +5,16 @@ import type { Database } from '../../infrastructure/db/database.ts'
 import { domains } from '../../infrastructure/db/schema/domains.ts'
 import { ingestMessages } from '../../infrastructure/db/schema/reports.ts'
 import { demoMessage } from '../../infrastructure/mail/demo-mail.ts'
+import {
+  CHECK_DOMAIN,
+  EVALUATE_POSTURE_ALERTS,
+  EVALUATE_REPORT_ALERTS,
+  send,
+} from '../../infrastructure/queue/catalogue.ts'
 import { pgDemoStore } from '../../infrastructure/repositories/pg-demo-store.ts'
 import { onTransaction } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { intake, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
-import { EVALUATE_POSTURE_ALERTS, EVALUATE_REPORT_ALERTS } from '../jobs/alerts.ts'
-import { CHECK_DOMAIN } from '../jobs/posture.ts'
 
 // `bun run cli demo --email E [--remove]` (docs/demo.md).
 
@@ -39,7 +43,7 @@ export function demoDeps(input: {
       // Sent on the command's own database connection: through a running service's socket, one
       // client at a time holds the embedded database, and pg-boss's pool would be a second one.
       const db = onTransaction(database.db as unknown as Parameters<typeof onTransaction>[0])
-      await boss.send(CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}`, db })
+      await send(boss, CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}`, db })
       const digested = await waitForDigest(database, messageIds, now)
       const [row] = await database.db
         .select({ id: domains.id })
@@ -51,8 +55,8 @@ export function demoDeps(input: {
         singletonKey: `${accountId}:${row.id}`,
         startAfter: digested ? 0 : ALERTS_AFTER_SECONDS,
       }
-      await boss.send(EVALUATE_POSTURE_ALERTS, ref, options)
-      await boss.send(EVALUATE_REPORT_ALERTS, ref, options)
+      await send(boss, EVALUATE_POSTURE_ALERTS, ref, options)
+      await send(boss, EVALUATE_REPORT_ALERTS, ref, options)
       return digested
     },
     now,

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util'
 import { markDomainVerified, verifyDomain } from '../../domain/domains/verification.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
+import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
 import { resolvers, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
-import { createQueues } from '../jobs/queues.ts'
 import { CliError, describe } from './errors.ts'
 import { newLoginLink } from './login-link-command.ts'
 

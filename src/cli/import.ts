@@ -3,12 +3,12 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
+import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { reportImport, resolvers } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { countItems, type ImportContext, type ImportItem, importBlob } from '../jobs/import-items.ts'
-import { createQueues } from '../jobs/queues.ts'
 import { progress } from './progress.ts'
 
 // `bun run cli import --email E PATH...`: report files and folders (a mailbox export, another

@@ -10,7 +10,7 @@ import {
 import { endSession, resumeSession } from '../../domain/accounts/sessions.ts'
 import { normalizeEmail } from '../../domain/accounts/use-cases.ts'
 import { consume } from '../../domain/rate-limits/fixed-window.ts'
-import { errorFields } from '../../infrastructure/logging/json-logger.ts'
+import { errorFields } from '../../domain/shared/logger.ts'
 import { formOf, type SessionCookies, safeNext, type sessionPlugin } from '../../plugins/session.ts'
 import {
   loginView,

@@ -8,7 +8,7 @@ import {
 } from '../../domain/accounts/members.ts'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import { consume, type RateLimitPolicy } from '../../domain/rate-limits/fixed-window.ts'
-import { errorFields } from '../../infrastructure/logging/json-logger.ts'
+import { errorFields } from '../../domain/shared/logger.ts'
 import { pgInvitationStore, pgMemberStore } from '../../infrastructure/repositories/pg-member-store.ts'
 import { formOf, sessionCookies, type sessionPlugin } from '../../plugins/session.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'

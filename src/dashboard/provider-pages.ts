@@ -16,7 +16,7 @@ import { mapBounded } from '../../domain/shared/map-bounded.ts'
 import type { Failure } from '../../domain/shared/result.ts'
 import { pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
-import { dnsProviderDeps } from '../jobs/dns-providers.ts'
+import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'
 import { type FieldErrors, htmlResponse, messagePage, redirectTo } from './layout.ts'
 import {

@@ -1,8 +1,18 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
-import type { DomainRef } from '../../infrastructure/repositories/pg-alert-facts.ts'
+import {
+  type DomainJob,
+  EVALUATE_OPERATIONS_ALERTS,
+  EVALUATE_POSTURE_ALERTS,
+  EVALUATE_REPORT_ALERTS,
+  SCHEDULE_OPERATIONS_ALERTS,
+  SCHEDULE_POSTURE_ALERTS,
+  SCHEDULE_REPORT_ALERTS,
+  send,
+} from '../../infrastructure/queue/catalogue.ts'
+import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import type { AppliedPlan } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { alertWork, evaluateAccount, evaluatePosture, evaluateReports } from './alert-evaluation.ts'
 
@@ -17,13 +27,6 @@ import { alertWork, evaluateAccount, evaluatePosture, evaluateReports } from './
 // evaluation is idempotent (src/jobs/alert-evaluation.ts), so looking back further than the
 // 15-minute interval costs little and lets a late run catch up.
 
-export const SCHEDULE_POSTURE_ALERTS = 'alerts.schedule-posture'
-export const EVALUATE_POSTURE_ALERTS = 'alerts.evaluate-posture'
-export const SCHEDULE_REPORT_ALERTS = 'alerts.schedule-reports'
-export const EVALUATE_REPORT_ALERTS = 'alerts.evaluate-reports'
-export const SCHEDULE_OPERATIONS_ALERTS = 'alerts.schedule-operations'
-export const EVALUATE_OPERATIONS_ALERTS = 'alerts.evaluate-operations'
-
 export interface AlertJobDeps {
   database: Database
   logger: Logger
@@ -32,45 +35,36 @@ export interface AlertJobDeps {
   dns: DnsResolver
 }
 
-interface AccountJob {
-  accountId: string
-}
+const domainKey = (ref: DomainJob) => `${ref.accountId}:${ref.domainId}`
 
-const domainKey = (ref: DomainRef) => `${ref.accountId}:${ref.domainId}`
-
-export async function registerAlertJobs(boss: PgBoss, deps: AlertJobDeps): Promise<void> {
+export function alertJobs(boss: PgBoss, deps: AlertJobDeps): JobHandler[] {
   const work = alertWork(deps)
-  // Posture: shortly after each check. Reports: hourly (reports arrive through the day and the
-  // windows move at midnight UTC). Operations: every 15 minutes, offset from the posture run.
-  await boss.schedule(SCHEDULE_POSTURE_ALERTS, '*/15 * * * *')
-  await boss.schedule(SCHEDULE_REPORT_ALERTS, '23 * * * *')
-  await boss.schedule(SCHEDULE_OPERATIONS_ALERTS, '7-59/15 * * * *')
-
-  await boss.work(SCHEDULE_POSTURE_ALERTS, async () => {
-    for (const ref of await work.postureDue())
-      await boss.send(EVALUATE_POSTURE_ALERTS, ref, { singletonKey: domainKey(ref) })
-  })
-  await boss.work(SCHEDULE_REPORT_ALERTS, async () => {
-    for (const ref of await work.reportsDue())
-      await boss.send(EVALUATE_REPORT_ALERTS, ref, { singletonKey: domainKey(ref) })
-  })
-  await boss.work(SCHEDULE_OPERATIONS_ALERTS, async () => {
-    for (const accountId of await work.accountsDue())
-      await boss.send(EVALUATE_OPERATIONS_ALERTS, { accountId } satisfies AccountJob, {
-        singletonKey: accountId,
-      })
-  })
-
-  await boss.work<DomainRef>(EVALUATE_POSTURE_ALERTS, async ([job]) => {
-    if (job !== undefined) logChanges(deps.logger, 'posture', job.data, await evaluatePosture(deps, job.data))
-  })
-  await boss.work<DomainRef>(EVALUATE_REPORT_ALERTS, async ([job]) => {
-    if (job !== undefined) logChanges(deps.logger, 'reports', job.data, await evaluateReports(deps, job.data))
-  })
-  await boss.work<AccountJob>(EVALUATE_OPERATIONS_ALERTS, async ([job]) => {
-    if (job !== undefined)
-      logChanges(deps.logger, 'operations', job.data, await evaluateAccount(deps, job.data.accountId))
-  })
+  return [
+    handle(SCHEDULE_POSTURE_ALERTS, async () => {
+      for (const ref of await work.postureDue())
+        await send(boss, EVALUATE_POSTURE_ALERTS, ref, { singletonKey: domainKey(ref) })
+    }),
+    handle(SCHEDULE_REPORT_ALERTS, async () => {
+      for (const ref of await work.reportsDue())
+        await send(boss, EVALUATE_REPORT_ALERTS, ref, { singletonKey: domainKey(ref) })
+    }),
+    handle(SCHEDULE_OPERATIONS_ALERTS, async () => {
+      for (const accountId of await work.accountsDue())
+        await send(boss, EVALUATE_OPERATIONS_ALERTS, { accountId }, { singletonKey: accountId })
+    }),
+    handle(EVALUATE_POSTURE_ALERTS, async ([job]) => {
+      if (job !== undefined)
+        logChanges(deps.logger, 'posture', job.data, await evaluatePosture(deps, job.data))
+    }),
+    handle(EVALUATE_REPORT_ALERTS, async ([job]) => {
+      if (job !== undefined)
+        logChanges(deps.logger, 'reports', job.data, await evaluateReports(deps, job.data))
+    }),
+    handle(EVALUATE_OPERATIONS_ALERTS, async ([job]) => {
+      if (job !== undefined)
+        logChanges(deps.logger, 'operations', job.data, await evaluateAccount(deps, job.data.accountId))
+    }),
+  ]
 }
 
 /** One line per evaluation that changed something; unchanged conditions stay quiet. */

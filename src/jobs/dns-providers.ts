@@ -1,25 +1,15 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { runImport } from '../../domain/dns-providers/imports.ts'
-import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
-import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
-import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import { providerOpener, providerRegistry } from '../../infrastructure/dns-providers/registry.ts'
-import { errorFields, type Logger } from '../../infrastructure/logging/json-logger.ts'
-import {
-  IMPORT_DOMAINS,
-  type ImportJob,
-  pgConnectionStore,
-  pgImportStore,
-} from '../../infrastructure/repositories/pg-dns-provider-store.ts'
-import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-writes.ts'
-import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { IMPORT_DOMAINS, send } from '../../infrastructure/queue/catalogue.ts'
+import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
+import { pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
-import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
-import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
+import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 
 // Domain imports from DNS providers (issue #7; docs/dns-providers.md "Connections, import and
 // writes"). One job per import (singleton per import id, so two runs of one import never overlap);
@@ -44,47 +34,9 @@ export interface DnsProviderJobDeps {
   random?: RandomBytes
 }
 
-/** The queue's retryLimit (src/jobs/queues.ts): after the last retry the import is marked failed. */
-export const IMPORT_RETRY_LIMIT = 3
-
 const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
 
-/** What the DNS provider use cases need, built once per process (the API and the worker alike). */
-export interface ProviderWiring {
-  database: Database
-  secrets: SecretBox
-  dns: DnsResolver
-  verificationDns?: DnsResolver
-  allowPrivate: boolean
-  now: () => Date
-  counter?: RateLimitCounter
-  dnsWritesPerMinute?: number
-  /** DNS read-back after a write: attempts × interval (default 20 × 250 ms). */
-  readBack?: WriteDeps['readBack']
-}
-
-export function dnsProviderDeps(wiring: ProviderWiring) {
-  const db = wiring.database.db
-  const connections = pgConnectionStore(db, { secrets: wiring.secrets })
-  const registry = providerRegistry({ dns: wiring.dns, allowPrivate: wiring.allowPrivate })
-  const counter = wiring.counter ?? pgRateLimitCounter(wiring.database.countersDb)
-  return {
-    connections,
-    build: registry.build,
-    open: providerOpener(registry, connections.secretOf),
-    writes: pgWriteStore(db),
-    domains: pgDomainStore(db),
-    organizations: pgOrganizationStore(db),
-    dns: wiring.verificationDns ?? wiring.dns,
-    now: wiring.now,
-    wait: (ms: number) => Bun.sleep(ms),
-    readBack: wiring.readBack ?? { attempts: 20, intervalMs: 250 },
-    /** One DNS write against the account's limit, shared with SPF management (scope `dns_writes`). */
-    dnsWrites: dnsWriteGate({ counter, perMinute: wiring.dnsWritesPerMinute ?? 10, now: wiring.now }),
-  }
-}
-
-export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJobDeps): Promise<void> {
+export function dnsProviderJobs(boss: PgBoss, deps: DnsProviderJobDeps): JobHandler[] {
   const imports = pgImportStore(deps.database.db, { boss })
   const useCases = {
     ...dnsProviderDeps(deps),
@@ -92,7 +44,7 @@ export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJob
     verifications: pgDomainVerifications(deps.database.db, boss),
     random: deps.random ?? systemRandom,
   }
-  await boss.work<ImportJob>(IMPORT_DOMAINS, async ([job]) => {
+  const importDomains = handle(IMPORT_DOMAINS, async ([job]) => {
     if (job === undefined) return
     const { importId } = job.data
     try {
@@ -102,17 +54,18 @@ export async function registerDnsProviderJobs(boss: PgBoss, deps: DnsProviderJob
           import: importId,
           retry_after: run.retryAfter,
         })
-        await boss.send(IMPORT_DOMAINS, job.data, { singletonKey: importId, startAfter: run.retryAfter })
+        await send(boss, IMPORT_DOMAINS, job.data, { singletonKey: importId, startAfter: run.retryAfter })
       }
     } catch (error) {
       // Our own trouble (database): pg-boss retries, and the import resumes after the zones already
       // done; after the last retry it is marked failed rather than left running for ever.
       deps.logger.error('domain import failed', { import: importId, ...errorFields(error) })
-      if (job.retryCount >= IMPORT_RETRY_LIMIT)
+      if (job.retryCount >= (IMPORT_DOMAINS.options.retryLimit ?? 0))
         await imports
           .finish(importId, 'failed', 'internal error; start the import again', deps.now())
           .catch(() => {})
       throw error
     }
   })
+  return [importDomains]
 }

@@ -1,4 +1,3 @@
-import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import {
   type DomainMatch,
@@ -15,20 +14,20 @@ import { alignRecord, publicSuffixOrganizationalDomain } from '../../domain/repo
 import { parseFailureReport } from '../../domain/reports/forensic.ts'
 import { forensicReportForStorage } from '../../domain/reports/forensic-redaction.ts'
 import { parseTlsRptReport } from '../../domain/reports/tls-rpt.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
 import { extractReports, readAll } from '../../infrastructure/mail/extract-reports.ts'
 import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
 import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
+import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
+import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
-import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
-import { ENRICH_SOURCES } from './queues.ts'
 
 // The background half of report intake: one job per accepted message, and a cron that looks up
 // reverse DNS for new source IPs (never inside the parser).
@@ -168,7 +167,7 @@ export type MessageResult =
   | { status: 'quarantined'; reason: QuarantineReason; outcomes: PayloadOutcome[] }
   | { status: 'skipped' }
 
-/** A processed message waiting to be marked with the rest of its batch (see registerIngestJobs). */
+/** A processed message waiting to be marked with the rest of its batch (see ingestJobs). */
 export interface ProcessedMark {
   id: string
   outcome: unknown
@@ -232,9 +231,9 @@ function countStored(outcomes: PayloadOutcome[]): void {
 
 const BATCH_CONCURRENCY = 4
 
-export async function registerIngestJobs(boss: PgBoss, deps: IngestJobDeps): Promise<void> {
+export function ingestJobs(deps: IngestJobDeps): JobHandler[] {
   // Reports should show up within a second of arriving: poll often, and take jobs in batches.
-  await boss.work<{ messageId: string }>(
+  const processMessages = handle(
     PROCESS_MESSAGE,
     // Measured with bench:ingest (docs/ingestion.md): batches of 16, two fetch loops and four
     // messages in flight per batch gave the best end-to-end rate on two cores; fetching goes on
@@ -258,12 +257,12 @@ export async function registerIngestJobs(boss: PgBoss, deps: IngestJobDeps): Pro
       if (failed !== undefined) throw failed.reason
     },
   )
-  await boss.schedule(ENRICH_SOURCES, '*/5 * * * *')
-  await boss.work(ENRICH_SOURCES, async () => {
+  const enrich = handle(ENRICH_SOURCES, async () => {
     const looked = await enrichSources(
       { db: deps.database.db, dns: deps.dns, now: deps.now },
       { limit: 1000 },
     )
     if (looked > 0) deps.logger.info('source IPs enriched', { count: looked })
   })
+  return [processMessages, enrich]
 }

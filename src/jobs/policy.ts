@@ -1,15 +1,11 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { ProgressionDeps } from '../../domain/policy/ports.ts'
 import { runProgression } from '../../domain/policy/use-cases.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
-import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { PROGRESS_DOMAIN, SCHEDULE_PROGRESSION, send } from '../../infrastructure/queue/catalogue.ts'
+import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
+import { progressionDeps } from '../wiring/policy-progression.ts'
 
 // DMARC policy progression (issue #6, docs/policy-progression.md). Once a day a cron job (run once
 // across all workers by pg-boss) lists the verified domains with a hosted DMARC record and
@@ -18,11 +14,6 @@ import {
 // event, assisted ones get a proposal to approve. A decision never depends on when in the day it
 // runs: readiness is over whole report days.
 
-export const SCHEDULE_PROGRESSION = 'policy.schedule-progression'
-export const PROGRESS_DOMAIN = 'policy.progress-domain'
-
-/** 05:17 UTC: after most receivers have sent the previous day's reports (RFC 9990, daily). */
-export const PROGRESSION_CRON = '17 5 * * *'
 const BATCH = 500
 
 export interface PolicyJobDeps {
@@ -33,54 +24,31 @@ export interface PolicyJobDeps {
   zone: string
 }
 
-export interface ProgressJob {
-  accountId: string
-  domainId: number
-}
-
-/** The progression engine's reads and writes, for the daily job and the API alike. */
-export function progressionDeps(
-  deps: Pick<PolicyJobDeps, 'database' | 'dns' | 'now' | 'zone'>,
-): ProgressionDeps {
-  const db = deps.database.db
-  return {
-    store: pgPolicyStore(db, { zone: deps.zone }),
-    figures: {
-      stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
-      overrides: (scope) => listOverrides(db, scope),
-      daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
-    },
-    dns: deps.dns,
-    now: deps.now,
-  }
-}
-
-export async function registerPolicyJobs(boss: PgBoss, deps: PolicyJobDeps): Promise<void> {
+export function policyJobs(boss: PgBoss, deps: PolicyJobDeps): JobHandler[] {
   const progression = progressionDeps(deps)
-  await boss.schedule(SCHEDULE_PROGRESSION, PROGRESSION_CRON)
-
-  await boss.work(SCHEDULE_PROGRESSION, async () => {
-    let after = 0
-    for (;;) {
-      const due = await progression.store.candidates(after, BATCH)
-      for (const candidate of due) {
-        const job: ProgressJob = { accountId: candidate.accountId, domainId: candidate.domainId }
-        await boss.send(PROGRESS_DOMAIN, job, { singletonKey: String(candidate.domainId) })
+  return [
+    handle(SCHEDULE_PROGRESSION, async () => {
+      let after = 0
+      for (;;) {
+        const due = await progression.store.candidates(after, BATCH)
+        for (const candidate of due) {
+          const job = { accountId: candidate.accountId, domainId: candidate.domainId }
+          await send(boss, PROGRESS_DOMAIN, job, { singletonKey: String(candidate.domainId) })
+        }
+        if (due.length < BATCH) break
+        after = due.at(-1)!.domainId
       }
-      if (due.length < BATCH) break
-      after = due.at(-1)!.domainId
-    }
-  })
-
-  // Database failures throw and are retried; DNS failures end in a hold (decided again tomorrow),
-  // and a record edited meanwhile is a conflict, not an error.
-  await boss.work<ProgressJob>(PROGRESS_DOMAIN, { batchSize: 4 }, async (jobs) => {
-    for (const job of jobs) {
-      const { outcome, decision } = await runProgression(progression, job.data)
-      const fields = { domainId: job.data.domainId, outcome, reason: decision?.reason ?? null }
-      if (outcome === 'advanced' || outcome === 'rolled_back' || outcome === 'proposed')
-        deps.logger.info('DMARC policy progression', fields)
-      else deps.logger.debug('DMARC policy progression', fields)
-    }
-  })
+    }),
+    // Database failures throw and are retried; DNS failures end in a hold (decided again tomorrow),
+    // and a record edited meanwhile is a conflict, not an error.
+    handle(PROGRESS_DOMAIN, { batchSize: 4 }, async (jobs) => {
+      for (const job of jobs) {
+        const { outcome, decision } = await runProgression(progression, job.data)
+        const fields = { domainId: job.data.domainId, outcome, reason: decision?.reason ?? null }
+        if (outcome === 'advanced' || outcome === 'rolled_back' || outcome === 'proposed')
+          deps.logger.info('DMARC policy progression', fields)
+        else deps.logger.debug('DMARC policy progression', fields)
+      }
+    }),
+  ]
 }

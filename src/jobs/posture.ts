@@ -3,15 +3,13 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { DomainStore } from '../../domain/domains/ports.ts'
 import { verifyDomain } from '../../domain/domains/verification.ts'
 import { type CheckDeps, checkDomain } from '../../domain/posture/check-domain.ts'
-import type { Logger } from '../../infrastructure/logging/json-logger.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
+import { CHECK_DOMAIN, SCHEDULE_CHECKS, send, VERIFY_PENDING } from '../../infrastructure/queue/catalogue.ts'
+import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 
 // Posture checks and ownership re-checks in the background. A cron job (run once across all
 // worker processes by pg-boss) finds due domains and enqueues one job each; the per-domain jobs
 // are what several workers share. Each keeps the findings history that alert rules compare.
-
-export const SCHEDULE_CHECKS = 'posture.schedule-checks'
-export const CHECK_DOMAIN = 'posture.check-domain'
-export const VERIFY_PENDING = 'domains.verify-pending'
 
 /** A domain is re-checked when its last check is older than this. */
 export const RECHECK_AFTER_MS = 6 * 3600_000
@@ -19,12 +17,7 @@ const BATCH = 500
 // Unverified domains are re-checked for a month after they were added, then left to the user.
 const VERIFY_WINDOW_MS = 30 * 86_400_000
 
-interface CheckJob {
-  accountId: string
-  name: string
-}
-
-export async function registerPostureJobs(
+export function postureJobs(
   boss: PgBoss,
   deps: CheckDeps & {
     verificationDns: DnsResolver
@@ -34,18 +27,15 @@ export async function registerPostureJobs(
     now: () => Date
     logger: Logger
   },
-): Promise<void> {
-  await boss.schedule(SCHEDULE_CHECKS, '*/10 * * * *')
-  await boss.schedule(VERIFY_PENDING, '*/15 * * * *')
-
-  await boss.work(SCHEDULE_CHECKS, async () => {
+): JobHandler[] {
+  const scheduleChecks = handle(SCHEDULE_CHECKS, async () => {
     const due = await deps.checks.due(new Date(deps.now().getTime() - RECHECK_AFTER_MS), BATCH)
     for (const ref of due) {
-      await boss.send(CHECK_DOMAIN, ref satisfies CheckJob, { singletonKey: `${ref.accountId}:${ref.name}` })
+      await send(boss, CHECK_DOMAIN, ref, { singletonKey: `${ref.accountId}:${ref.name}` })
     }
   })
 
-  await boss.work<CheckJob>(CHECK_DOMAIN, { batchSize: 4 }, async (jobs) => {
+  const checkDomains = handle(CHECK_DOMAIN, { batchSize: 4 }, async (jobs) => {
     for (const job of jobs) {
       const result = await checkDomain(deps, { ...job.data, now: deps.now() })
       // A domain deleted since it was queued is not an error worth retrying.
@@ -54,7 +44,7 @@ export async function registerPostureJobs(
     }
   })
 
-  await boss.work(VERIFY_PENDING, async () => {
+  const verifyPending = handle(VERIFY_PENDING, async () => {
     const since = new Date(deps.now().getTime() - VERIFY_WINDOW_MS)
     for (const ref of await deps.domains.unverified(since, BATCH)) {
       await verifyDomain({ ...deps, dns: deps.verificationDns }, { ...ref, now: deps.now() })
@@ -64,4 +54,5 @@ export async function registerPostureJobs(
     const requeued = await deps.requeueWaiting()
     if (requeued > 0) deps.logger.info('reports waiting for verification queued again', { count: requeued })
   })
+  return [scheduleChecks, checkDomains, verifyPending]
 }

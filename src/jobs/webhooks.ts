@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import {
   type AttemptOutcome,
   afterAttempt,
@@ -10,18 +11,17 @@ import {
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { sendWebhook } from '../../infrastructure/http/webhook-sender.ts'
-import { errorFields, type Logger } from '../../infrastructure/logging/json-logger.ts'
 import { webhookAttempts, webhookDeferrals } from '../../infrastructure/metrics/instruments.ts'
+import { DELIVER_WEBHOOK, type DeliverJob } from '../../infrastructure/queue/catalogue.ts'
+import { handle, type JobHandler, registerJobs } from '../../infrastructure/queue/handlers.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import {
   type AttemptContext,
-  DELIVER_WEBHOOK,
-  type DeliverJob,
   type PgWebhookRelay,
   pgWebhookRelay,
 } from '../../infrastructure/repositories/pg-webhook-relay.ts'
 import { secretContext } from '../../infrastructure/repositories/pg-webhook-store.ts'
-import type { Runtime } from '../compose.ts'
+import type { Config } from '../config.ts'
 
 // Webhook delivery (issue #6, contract §5, docs/webhooks.md "Storage, relay and jobs").
 //
@@ -48,7 +48,9 @@ export interface WebhookJobDeps {
 
 /** The deps as a process builds them from its runtime (the worker, and tests that deliver). */
 export function webhookJobDeps(
-  runtime: Pick<Runtime, 'config' | 'database' | 'logger' | 'now' | 'secrets' | 'dns'>,
+  runtime: Pick<WebhookJobDeps, 'database' | 'logger' | 'now' | 'secrets' | 'dns'> & {
+    config: Pick<Config, 'webhookAllowPrivate' | 'rateLimits'>
+  },
 ): WebhookJobDeps {
   return {
     database: runtime.database,
@@ -71,11 +73,15 @@ const RELAY_BATCH = 100
 /** The rate-limit counter's key scope: `webhooks:<account id>`, per calendar hour. */
 export const WEBHOOK_RATE_SCOPE = 'webhooks'
 
-export async function registerWebhookJobs(boss: PgBoss, deps: WebhookJobDeps): Promise<WebhookWorkers> {
+/**
+ * The delivery handler, and the relay loop to start once it is registered: the loop wakes this
+ * process's delivery worker after enqueueing, so it needs the worker's id.
+ */
+export function webhookJobs(boss: PgBoss, deps: WebhookJobDeps) {
   const relay = pgWebhookRelay(deps.database.db, boss)
   const attempt = attemptMaker(deps, relay)
   // Attempts wait on the network (up to 10 s each), so a batch runs concurrently: 2 × 10 at a time.
-  const workerId = await boss.work<DeliverJob>(
+  const deliver = handle(
     DELIVER_WEBHOOK,
     { batchSize: 10, localConcurrency: 2, pollingIntervalSeconds: 1 },
     async (jobs) => {
@@ -85,9 +91,23 @@ export async function registerWebhookJobs(boss: PgBoss, deps: WebhookJobDeps): P
       if (failed) throw failed.reason
     },
   )
-  const loop = relayLoop(deps, relay, () => boss.notifyWorker(workerId))
-  boss.once('stopped', () => void loop.stopRelay())
-  return loop
+  return {
+    handlers: [deliver] as JobHandler[],
+    startRelay(workers: ReadonlyMap<string, string>): WebhookWorkers {
+      const workerId = workers.get(DELIVER_WEBHOOK.name)
+      if (workerId === undefined)
+        throw new Error('the webhook relay needs the delivery worker registered first')
+      const loop = relayLoop(deps, relay, () => boss.notifyWorker(workerId))
+      boss.once('stopped', () => void loop.stopRelay())
+      return loop
+    },
+  }
+}
+
+/** The delivery worker and the relay on their own (tests that deliver without the whole worker). */
+export async function registerWebhookJobs(boss: PgBoss, deps: WebhookJobDeps): Promise<WebhookWorkers> {
+  const jobs = webhookJobs(boss, deps)
+  return jobs.startRelay(await registerJobs(boss, jobs.handlers))
 }
 
 function relayLoop(deps: WebhookJobDeps, relay: PgWebhookRelay, enqueued: () => void): WebhookWorkers {

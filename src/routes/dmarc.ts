@@ -15,7 +15,7 @@ import { item } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { DomainText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
-import { progressionDeps } from '../jobs/policy.ts'
+import { progressionDeps } from '../wiring/policy-progression.ts'
 import {
   DMARC_MODELS,
   presentApplied,

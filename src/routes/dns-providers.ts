@@ -19,7 +19,7 @@ import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { IdText } from '../../plugins/input-schemas.ts'
-import { dnsProviderDeps } from '../jobs/dns-providers.ts'
+import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 import {
   DNS_PROVIDER_MODELS,
   ImportBody,

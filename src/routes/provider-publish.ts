@@ -9,7 +9,7 @@ import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { DomainText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
-import { dnsProviderDeps, type ProviderWiring } from '../jobs/dns-providers.ts'
+import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
 import { DNS_PROVIDER_MODELS, presentPlan, presentWrite } from './dns-provider-models.ts'
 import { settle } from './provider-problems.ts'
 

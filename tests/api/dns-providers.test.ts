@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { windowAt } from '../../domain/rate-limits/fixed-window.ts'
 import { rowsOf } from '../../infrastructure/db/database.ts'
-import { IMPORT_DOMAINS } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
+import { IMPORT_DOMAINS } from '../../infrastructure/queue/catalogue.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
@@ -169,12 +169,12 @@ describe('DNS providers against PowerDNS', () => {
     const paused = await until(progress, (i) => i.counts.imported === 1 && i.counts.skipped === 1)
     expect(paused).toMatchObject({ status: 'running', total: 3, counts: { pending: 1 }, finished_at: null })
     const [next] = await until(
-      () => t.runtime.boss!.findJobs(IMPORT_DOMAINS, { data: { importId: id }, queued: true }),
+      () => t.runtime.boss!.findJobs(IMPORT_DOMAINS.name, { data: { importId: id }, queued: true }),
       (jobs) => jobs.length === 1,
     )
     expect(next!.startAfter.getTime()).toBeGreaterThan(Date.now())
     t.clock.now = new Date(Math.ceil(t.clock.now.getTime() / 60_000) * 60_000 + 1_000)
-    await t.runtime.boss!.update(IMPORT_DOMAINS, undefined, { id: next!.id, startAfter: new Date() })
+    await t.runtime.boss!.update(IMPORT_DOMAINS.name, undefined, { id: next!.id, startAfter: new Date() })
 
     const done = await until(progress, (i) => i.status === 'done' || i.status === 'failed')
     expect(done).toMatchObject({

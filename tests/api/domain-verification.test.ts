@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../infrastructure/db/database.ts'
-import { VERIFY_PENDING } from '../../src/jobs/posture.ts'
+import { VERIFY_PENDING } from '../../infrastructure/queue/catalogue.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { attachment, multipart } from '../infrastructure/mail/mime-builder.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
@@ -164,7 +164,7 @@ describe('verification without asking', () => {
     const held = await ingestMessage(t, owner.token, reportMail('background.example', 'held-2'))
     expect(held.code).toBe('domain_not_verified')
     dns.set('_dmarc.background.example', 'TXT', [{ data: `v=DMARC1; p=none; rua=mailto:${address}` }])
-    await t.runtime.boss!.send(VERIFY_PENDING, {})
+    await t.runtime.boss!.send(VERIFY_PENDING.name, {})
     expect(
       (
         await until(
@@ -178,7 +178,7 @@ describe('verification without asking', () => {
     const stuck = await ingestMessage(t, owner.token, reportMail('swept.example', 'held-3'))
     expect(stuck.code).toBe('domain_not_verified')
     await db().execute(sql`update domains set verified_at = now() where name = 'swept.example'`)
-    await t.runtime.boss!.send(VERIFY_PENDING, {})
+    await t.runtime.boss!.send(VERIFY_PENDING.name, {})
     expect(
       (
         await until(

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { PgBoss } from 'pg-boss'
-import { eventsOf } from '../../infrastructure/repositories/pg-event-outbox.ts'
 import {
+  type DomainJob,
   PROGRESS_DOMAIN,
-  type ProgressJob,
-  registerPolicyJobs,
   SCHEDULE_PROGRESSION,
-} from '../../src/jobs/policy.ts'
+} from '../../infrastructure/queue/catalogue.ts'
+import { registerJobs } from '../../infrastructure/queue/handlers.ts'
+import { eventsOf } from '../../infrastructure/repositories/pg-event-outbox.ts'
+import { policyJobs } from '../../src/jobs/policy.ts'
 import type { TestAccount } from '../support/test-app.ts'
 import { type DmarcWorld, type SourceDay, startDmarcWorld, ZONE } from './dmarc-world.ts'
 
@@ -25,7 +26,7 @@ beforeAll(async () => {
   w = await startDmarcWorld()
   boss = w.t.runtime.boss!
   const { database, logger, now } = w.t.runtime
-  await registerPolicyJobs(boss, { database, dns: w.world, logger, now, zone: ZONE })
+  await registerJobs(boss, policyJobs(boss, { database, dns: w.world, logger, now, zone: ZONE }))
   owner = await w.t.account()
 }, 60_000)
 afterAll(() => w.close())
@@ -58,10 +59,10 @@ async function until<T>(probe: () => Promise<T | null | undefined | false>, ms =
 
 /** One run of the per-domain job, waited for. */
 async function runJob(domainId: number) {
-  const job: ProgressJob = { accountId: owner.accountId, domainId }
-  const id = await boss.send(PROGRESS_DOMAIN, job, { singletonKey: String(domainId) })
+  const job: DomainJob = { accountId: owner.accountId, domainId }
+  const id = await boss.send(PROGRESS_DOMAIN.name, job, { singletonKey: String(domainId) })
   const done = await until(async () => {
-    const found = await boss.getJobById(PROGRESS_DOMAIN, id!)
+    const found = await boss.getJobById(PROGRESS_DOMAIN.name, id!)
     return found?.state === 'completed' || found?.state === 'failed' ? found : null
   })
   expect(done.state).toBe('completed')
@@ -82,7 +83,7 @@ test('automatic: the daily run advances none → quarantine, served over DNS, wi
   // Same figures, but manual: monitored, never changed (and not even scheduled).
   await hostedDomain('manual.example', 'manual')
   expect(await policyOver('auto.example')).toBe('none')
-  await boss.send(SCHEDULE_PROGRESSION, {})
+  await boss.send(SCHEDULE_PROGRESSION.name, {})
   await until(async () => (await policyOver('auto.example')) === 'quarantine')
   expect(await policyOver('manual.example')).toBe('none')
 

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { RETRY_DELAYS_MS } from '../../domain/webhooks/schedule.ts'
 import { events } from '../../infrastructure/db/schema/events.ts'
 import { signWebhook } from '../../infrastructure/http/webhook-signature.ts'
-import { DELIVER_WEBHOOK, type DeliverJob } from '../../infrastructure/repositories/pg-webhook-relay.ts'
+import { DELIVER_WEBHOOK, type DeliverJob } from '../../infrastructure/queue/catalogue.ts'
 import { registerWebhookJobs, webhookJobDeps } from '../../src/jobs/webhooks.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
@@ -47,12 +47,12 @@ const settled = (account: TestAccount, id: string, attempts: number) =>
 
 /** The queued job for `attempt` of a delivery: its due time is checked, then it is run now. */
 async function pullIn(id: string, attempt: number): Promise<Date> {
-  const jobs = await boss().findJobs<DeliverJob>(DELIVER_WEBHOOK, {
+  const jobs = await boss().findJobs<DeliverJob>(DELIVER_WEBHOOK.name, {
     data: { deliveryId: id, attempt },
     queued: true,
   })
   expect(jobs).toHaveLength(1)
-  await boss().update(DELIVER_WEBHOOK, undefined, { id: jobs[0]!.id, startAfter: new Date() })
+  await boss().update(DELIVER_WEBHOOK.name, undefined, { id: jobs[0]!.id, startAfter: new Date() })
   return jobs[0]!.startAfter
 }
 
@@ -185,7 +185,9 @@ describe('delivery', () => {
     }
     const failed = await delivery(account, id)
     expect(failed).toMatchObject({ status: 'failed', attempt_count: 5, next_attempt_at: null })
-    expect(await boss().findJobs(DELIVER_WEBHOOK, { data: { deliveryId: id }, queued: true })).toEqual([])
+    expect(await boss().findJobs(DELIVER_WEBHOOK.name, { data: { deliveryId: id }, queued: true })).toEqual(
+      [],
+    )
     const listed = (await api('GET', '/deliveries?status=failed', account)).body
     expect(listed.data.map((d: { id: string }) => d.id)).toEqual([id])
   })
@@ -201,7 +203,9 @@ describe('delivery', () => {
     )
     expect(failed.attempts).toHaveLength(1)
     expect(failed.attempts[0]).toMatchObject({ verdict: 'give_up', status: 404 })
-    expect(await boss().findJobs(DELIVER_WEBHOOK, { data: { deliveryId: id }, queued: true })).toEqual([])
+    expect(await boss().findJobs(DELIVER_WEBHOOK.name, { data: { deliveryId: id }, queued: true })).toEqual(
+      [],
+    )
 
     const stranger = await t.account()
     expect((await api('GET', `/deliveries/${id}`, stranger)).body.error).toBe('not_found')

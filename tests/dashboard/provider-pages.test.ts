@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../infrastructure/db/database.ts'
-import { registerDnsProviderJobs } from '../../src/jobs/dns-providers.ts'
+import { registerJobs } from '../../infrastructure/queue/handlers.ts'
+import { dnsProviderJobs } from '../../src/jobs/dns-providers.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
 import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { csrfOf, type FormClient, formClient } from './client.ts'
@@ -191,16 +192,19 @@ describe('DNS providers pages against PowerDNS', () => {
     expect(queued.html).toContain('0 of 2 zones handled')
 
     const { runtime, config } = t
-    await registerDnsProviderJobs(runtime.boss!, {
-      database: runtime.database,
-      logger: runtime.logger,
-      now: runtime.now,
-      secrets: runtime.secrets,
-      dns: runtime.dns,
-      verificationDns: runtime.verificationDns,
-      allowPrivate: config.webhookAllowPrivate,
-      dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
-    })
+    await registerJobs(
+      runtime.boss!,
+      dnsProviderJobs(runtime.boss!, {
+        database: runtime.database,
+        logger: runtime.logger,
+        now: runtime.now,
+        secrets: runtime.secrets,
+        dns: runtime.dns,
+        verificationDns: runtime.verificationDns,
+        allowPrivate: config.webhookAllowPrivate,
+        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+      }),
+    )
     let page = queued
     const deadline = Date.now() + 30_000
     while (!page.html.includes('<span class="badge ok">done</span>') && Date.now() < deadline) {

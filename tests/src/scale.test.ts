@@ -11,7 +11,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 //
 // 1. A worker SIGKILLed in the middle of a large report loses nothing: the job stays claimed by the
 //    dead worker until its pg-boss heartbeat (PROCESS_MESSAGE, heartbeatSeconds in
-//    src/jobs/queues.ts) lapses; a live worker's supervise pass then fails it into `retry`, and a
+//    infrastructure/queue/catalogue.ts) lapses; a live worker's supervise pass then fails it into `retry`, and a
 //    live worker stores the report, once. A replacement worker is started right after the kill (as
 //    an orchestrator would), so the other parts keep running with two workers while this waits.
 // 2. 100 report emails, half through each API, are each stored exactly once (one report row, no
@@ -202,7 +202,7 @@ describe('two API and two worker processes on one database', () => {
     const [job] = await sql`select state, heartbeat_seconds from pgboss.job
       where name = 'ingest.process-message' and data->>'messageId' = ${bigMessageId}`
     expect(job?.state).toBe('active')
-    // Without a heartbeat the job would wait out its 15-minute expiry (src/jobs/queues.ts).
+    // Without a heartbeat the job would wait out its 15-minute expiry (infrastructure/queue/catalogue.ts).
     expect(job?.heartbeat_seconds ?? 0).toBeGreaterThan(0)
 
     // As an orchestrator would: a replacement, so two workers keep running for the other parts.

@@ -1,5 +1,7 @@
 import { createAccount, createToken } from '../../domain/accounts/use-cases.ts'
-import { jsonLogger, type Logger } from '../../infrastructure/logging/json-logger.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
+import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
+import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import {
   type App,
@@ -11,7 +13,6 @@ import {
   systemRandom,
 } from '../../src/compose.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
-import { createQueues } from '../../src/jobs/queues.ts'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 
 // The whole app around a fresh database, driven through app.handle(new Request(...)): no port.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { AcceptInput, AcceptMessage } from '../../../domain/ingest/intake.ts'
+import type { Logger } from '../../../domain/shared/logger.ts'
 import { fail, ok } from '../../../domain/shared/result.ts'
-import type { Logger } from '../../../infrastructure/logging/json-logger.ts'
 import { parseImapUrl, pollMailbox } from '../../../infrastructure/mail/imap-poller.ts'
 import { type DovecotServer, startDovecot } from '../../support/dovecot.ts'
 

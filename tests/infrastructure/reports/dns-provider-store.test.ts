@@ -11,15 +11,14 @@ import {
 } from '../../../infrastructure/db/schema/dns-providers.ts'
 import { domains } from '../../../infrastructure/db/schema/domains.ts'
 import { auditLog } from '../../../infrastructure/db/schema/spf.ts'
+import { createQueues, IMPORT_DOMAINS } from '../../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../../infrastructure/queue/pg-boss.ts'
 import {
-  IMPORT_DOMAINS,
   type PgConnectionStore,
   pgConnectionStore,
   pgImportStore,
 } from '../../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { pgWriteStore } from '../../../infrastructure/repositories/pg-dns-provider-writes.ts'
-import { createQueues } from '../../../src/jobs/queues.ts'
 import { createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
 
 // The DNS provider store on PostgreSQL and PGlite (DW_TEST_DB): credentials sealed at rest and
@@ -116,7 +115,7 @@ describe('imports', () => {
       zonesRequested: ['a.example'],
       total: null,
     })
-    const jobs = await boss.findJobs(IMPORT_DOMAINS, { data: { importId: created.id } })
+    const jobs = await boss.findJobs(IMPORT_DOMAINS.name, { data: { importId: created.id } })
     expect(jobs).toHaveLength(1)
 
     await imports.start(created.id, 3, now)

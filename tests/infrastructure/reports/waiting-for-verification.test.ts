@@ -2,11 +2,9 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { domainVerified } from '../../../domain/events/event.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
+import { PROCESS_MESSAGE } from '../../../infrastructure/queue/catalogue.ts'
 import { pgDomainVerifications } from '../../../infrastructure/repositories/pg-domain-verification.ts'
-import {
-  PROCESS_MESSAGE,
-  pgIngestMessageStore,
-} from '../../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { pgIngestMessageStore } from '../../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 // Messages waiting for a domain's verification (docs/ingestion.md), on PostgreSQL and PGlite: the
@@ -54,7 +52,7 @@ const statusOf = async (id: string) =>
 
 /** The message ids of the queued jobs, taken off the queue (no worker runs here). */
 async function queued(): Promise<string[]> {
-  const jobs = await t.runtime.boss!.fetch<{ messageId: string }>(PROCESS_MESSAGE, { batchSize: 100 })
+  const jobs = await t.runtime.boss!.fetch<{ messageId: string }>(PROCESS_MESSAGE.name, { batchSize: 100 })
   return jobs.map((job) => job.data.messageId)
 }
 

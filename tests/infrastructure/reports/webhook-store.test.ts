@@ -6,15 +6,11 @@ import { secretBox } from '../../../infrastructure/crypto/secret-box.ts'
 import { accounts } from '../../../infrastructure/db/schema/accounts.ts'
 import { events } from '../../../infrastructure/db/schema/events.ts'
 import { webhookDeliveries, webhookSettings } from '../../../infrastructure/db/schema/webhooks.ts'
+import { createQueues, DELIVER_WEBHOOK, type DeliverJob } from '../../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../../infrastructure/queue/pg-boss.ts'
 import { appendEvent } from '../../../infrastructure/repositories/pg-event-outbox.ts'
-import {
-  DELIVER_WEBHOOK,
-  type DeliverJob,
-  pgWebhookRelay,
-} from '../../../infrastructure/repositories/pg-webhook-relay.ts'
+import { pgWebhookRelay } from '../../../infrastructure/repositories/pg-webhook-relay.ts'
 import { pgWebhookStore } from '../../../infrastructure/repositories/pg-webhook-store.ts'
-import { createQueues } from '../../../src/jobs/queues.ts'
 import { backend, createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
 
 // The webhook store and relay on PostgreSQL and PGlite: settings with a sealed secret, the relay's
@@ -33,7 +29,7 @@ const SECRET_B = `whsec_${'b'.repeat(43)}`
 const db = () => tdb.database.db
 
 async function jobsOf(deliveryId: string) {
-  return boss.findJobs<DeliverJob>(DELIVER_WEBHOOK, { data: { deliveryId } })
+  return boss.findJobs<DeliverJob>(DELIVER_WEBHOOK.name, { data: { deliveryId } })
 }
 
 async function append(accountId: string, n: number): Promise<string[]> {
@@ -181,14 +177,16 @@ describe('attempts', () => {
     const context = await relay.attemptContext(id!)
     expect(context).toMatchObject({ status: 'pending', attempts: 1, firstFailureAt: failedAt })
     expect(context!.url).toBe('https://hooks.example/two')
-    const jobs = await boss.findJobs<DeliverJob>(DELIVER_WEBHOOK, { data: { deliveryId: id!, attempt: 2 } })
+    const jobs = await boss.findJobs<DeliverJob>(DELIVER_WEBHOOK.name, {
+      data: { deliveryId: id!, attempt: 2 },
+    })
     expect(jobs).toHaveLength(1)
     expect(jobs[0]!.startAfter).toEqual(new Date(failedAt.getTime() + 5000))
 
     // The hourly limit: the same attempt waits, nothing used up.
     const hour = new Date('2026-03-01T11:00:00.000Z')
     expect(await relay.defer({ deliveryId: id!, attempt: 2 }, hour, now)).toBe(true)
-    const deferred = await boss.findJobs<DeliverJob>(DELIVER_WEBHOOK, {
+    const deferred = await boss.findJobs<DeliverJob>(DELIVER_WEBHOOK.name, {
       data: { deliveryId: id!, attempt: 2 },
     })
     expect(deferred.map((j) => j.startAfter.getTime()).sort()).toContain(hour.getTime())

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { PgBoss } from 'pg-boss'
+import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from '../../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../../infrastructure/queue/pg-boss.ts'
-import { CHECK_DOMAIN, SCHEDULE_CHECKS, VERIFY_PENDING } from '../../../src/jobs/posture.ts'
 import { startWorkers } from '../../../src/worker.ts'
 import { type DnsTestServer, startDnsServer } from '../../support/dns-server.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../../support/test-app.ts'
@@ -46,21 +46,21 @@ async function until<T>(probe: () => Promise<T | null | undefined | false>, ms =
 }
 
 test('the schedule enqueues due domains and the check job stores their posture', async () => {
-  await boss.send(SCHEDULE_CHECKS, {})
+  await boss.send(SCHEDULE_CHECKS.name, {})
   const domain = await until(async () => {
     const res = await t.request('GET', '/api/v1/domains/jobs.example', { token: owner.token })
     return res.body.data.status.checked_at ? res.body.data : null
   })
   expect(domain.dmarc_policy).toBe('quarantine')
   expect(domain.status.dmarc).toBe('warning')
-  const queues = await boss.getQueues([CHECK_DOMAIN])
+  const queues = await boss.getQueues([CHECK_DOMAIN.name])
   expect(queues[0]?.policy).toBe('stately')
 }, 30_000)
 
 test('pending verifications are re-checked in the background', async () => {
   const domain = (await t.request('GET', '/api/v1/domains/jobs.example', { token: owner.token })).body.data
   dns.set(domain.verification.txt_name, 'TXT', [{ data: domain.verification.txt_value }])
-  await boss.send(VERIFY_PENDING, {})
+  await boss.send(VERIFY_PENDING.name, {})
   const verified = await until(async () => {
     const res = await t.request('GET', '/api/v1/domains/jobs.example', { token: owner.token })
     return res.body.data.verified ? res.body.data : null

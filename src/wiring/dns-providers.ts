@@ -1,0 +1,50 @@
+import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
+import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
+import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
+import type { Database } from '../../infrastructure/db/database.ts'
+import { providerOpener, providerRegistry } from '../../infrastructure/dns-providers/registry.ts'
+import { pgConnectionStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
+import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-writes.ts'
+import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
+import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
+
+// Use-case deps built from the database, shared by the API routes, the dashboard and the import job
+// (docs/architecture.md, "Where things go"): neither imports the other.
+
+/** What the DNS provider use cases need, built once per process (the API and the worker alike). */
+export interface ProviderWiring {
+  database: Database
+  secrets: SecretBox
+  dns: DnsResolver
+  verificationDns?: DnsResolver
+  allowPrivate: boolean
+  now: () => Date
+  counter?: RateLimitCounter
+  dnsWritesPerMinute?: number
+  /** DNS read-back after a write: attempts × interval (default 20 × 250 ms). */
+  readBack?: WriteDeps['readBack']
+}
+
+export function dnsProviderDeps(wiring: ProviderWiring) {
+  const db = wiring.database.db
+  const connections = pgConnectionStore(db, { secrets: wiring.secrets })
+  const registry = providerRegistry({ dns: wiring.dns, allowPrivate: wiring.allowPrivate })
+  const counter = wiring.counter ?? pgRateLimitCounter(wiring.database.countersDb)
+  return {
+    connections,
+    build: registry.build,
+    open: providerOpener(registry, connections.secretOf),
+    writes: pgWriteStore(db),
+    domains: pgDomainStore(db),
+    organizations: pgOrganizationStore(db),
+    dns: wiring.verificationDns ?? wiring.dns,
+    now: wiring.now,
+    wait: (ms: number) => Bun.sleep(ms),
+    readBack: wiring.readBack ?? { attempts: 20, intervalMs: 250 },
+    /** One DNS write against the account's limit, shared with SPF management (scope `dns_writes`). */
+    dnsWrites: dnsWriteGate({ counter, perMinute: wiring.dnsWritesPerMinute ?? 10, now: wiring.now }),
+  }
+}
