@@ -46,7 +46,6 @@ import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
 import type { IngestJobDeps } from './jobs/ingest.ts'
-import { type IngestNow, ingestNow } from './jobs/ingest-now.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
 import { dnsProviderRoutes } from './routes/dns-providers.ts'
@@ -64,6 +63,7 @@ import { reportRoutes } from './routes/reports.ts'
 import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
+import { type IngestNow, ingestNow } from './wiring/ingest-now.ts'
 
 // The composition root: the one place that builds adapters and hands them to use cases and routes.
 

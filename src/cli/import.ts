@@ -8,7 +8,7 @@ import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { reportImport, resolvers } from '../compose.ts'
 import type { Config } from '../config.ts'
-import { countItems, type ImportContext, type ImportItem, importBlob } from '../jobs/import-items.ts'
+import { countItems, type ImportContext, type ImportItem, importBlob } from '../wiring/import-items.ts'
 import { progress } from './progress.ts'
 
 // `bun run cli import --email E PATH...`: report files and folders (a mailbox export, another

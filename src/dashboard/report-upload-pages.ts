@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { sessionPlugin } from '../../plugins/session.ts'
-import { type ImportItem, importBlob } from '../jobs/import-items.ts'
+import { type ImportItem, importBlob } from '../wiring/import-items.ts'
 import { noteAccount, viewerOf } from './guards.ts'
 import { htmlResponse, messagePage } from './layout.ts'
 import { countsText, uploadView } from './report-upload-views.ts'
@@ -8,7 +8,7 @@ import type { DashboardServices } from './services.ts'
 
 // GET /reports/upload and its form (multipart/form-data, session + CSRF like every dashboard
 // form). Each file goes through the intake and processing of POST /api/v1/ingest/reports
-// (src/jobs/import-items.ts), so the answer says what became of it. A request asking for JSON
+// (src/wiring/import-items.ts), so the answer says what became of it. A request asking for JSON
 // (assets/upload.js, one file per request) gets the items as JSON; a plain form post gets the page back with
 // the results. The body is read under INGEST_MAX_MESSAGE_BYTES (plugins/body-limit.ts).
 

@@ -1,4 +1,4 @@
-import { countItems, type ImportItem, type ItemStatus } from '../jobs/import-items.ts'
+import { countItems, type ImportItem, type ItemStatus } from '../wiring/import-items.ts'
 import { ASSETS } from './assets.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, type Viewer } from './layout.ts'

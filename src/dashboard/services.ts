@@ -25,7 +25,7 @@ import { pgSessionStore } from '../../infrastructure/repositories/pg-session-sto
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
 import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
 import type { Config } from '../config.ts'
-import type { IngestNow } from '../jobs/ingest-now.ts'
+import type { IngestNow } from '../wiring/ingest-now.ts'
 
 // What the dashboard's pages need, built once from the deps the composition root hands over.
 

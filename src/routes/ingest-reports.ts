@@ -5,7 +5,7 @@ import { apiModels, authErrors, enumOf, ResponseInt } from '../../plugins/api-mo
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { readLimited } from '../../plugins/body-limit.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
-import type { IngestNow } from '../jobs/ingest-now.ts'
+import type { IngestNow } from '../wiring/ingest-now.ts'
 
 // POST /api/v1/ingest/reports: one bare report file (aggregate XML, gzip, zip, TLS-RPT JSON) for the
 // token's account, as people hold them in a folder or another tool's archive. It goes through the

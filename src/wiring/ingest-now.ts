@@ -2,7 +2,7 @@ import { type ImportOutcome, importOutcome } from '../../domain/ingest/import-ou
 import type { AcceptInput, AcceptMessage } from '../../domain/ingest/intake.ts'
 import type { Gate } from '../../domain/shared/concurrency-limit.ts'
 import type { Result } from '../../domain/shared/result.ts'
-import { type IngestJobDeps, processMessage } from './ingest.ts'
+import { type IngestJobDeps, processMessage } from '../jobs/ingest.ts'
 
 // Intake with the outcome: the message is accepted as any other (one durable write, its job queued
 // but delayed), then processed here by the job's own code, so the caller learns at once whether its
