@@ -113,20 +113,30 @@ export function isSubdomainOrSelf(name: string, parent: string): boolean {
 
 /**
  * The `p` macro (RFC 7208 §7.3): a validated name of the client IP, preferring <domain> itself,
- * then a subdomain of it, then any; "unknown" when none validates or DNS fails.
+ * then a subdomain of it, then any; "unknown" when none validates or DNS fails. `ptrVoid` tells
+ * whether the PTR query found nothing (NXDOMAIN or no records): a void lookup (§4.6.4).
  */
-export async function validatedDomain(dns: DnsResolver, ip: IpAddress, domain: string): Promise<string> {
+export async function validatedDomainLookup(
+  dns: DnsResolver,
+  ip: IpAddress,
+  domain: string,
+): Promise<{ name: string; ptrVoid: boolean }> {
   const ptr = await ptrNames(dns, ip)
-  if (!ptr.ok) return 'unknown'
+  if (!ptr.ok) return { name: 'unknown', ptrVoid: ptr.void }
   const validated: string[] = []
   for (const name of ptr.names) {
     if (await isValidatedName(dns, name, ip)) validated.push(name)
   }
   const target = normalizeName(domain)
-  return (
+  const name =
     validated.find((name) => name === target) ??
     validated.find((name) => isSubdomainOrSelf(name, target)) ??
     validated[0] ??
     'unknown'
-  )
+  return { name, ptrVoid: false }
+}
+
+/** The `p` macro's value alone, where void lookups are not counted (exp= text, §6.2). */
+export async function validatedDomain(dns: DnsResolver, ip: IpAddress, domain: string): Promise<string> {
+  return (await validatedDomainLookup(dns, ip, domain)).name
 }

@@ -25,7 +25,8 @@ export type MacroToken =
 
 /**
  * Where a macro string appears decides what it may contain: `c`, `r` and `t` only in explanation
- * text (§7.3), and spaces only in explanation text (§6.2 explain-string).
+ * text (§7.3: "allowed only in 'exp' text"), so not in the value of an unknown modifier either;
+ * spaces only in explanation text (§6.2 explain-string).
  */
 export type MacroContext = 'domain-spec' | 'explanation' | 'modifier'
 
@@ -44,7 +45,7 @@ function describeChar(char: string): string {
 }
 
 export function parseMacroString(text: string, context: MacroContext): MacroParse {
-  const letters = context === 'domain-spec' ? DOMAIN_LETTERS : ALL_LETTERS
+  const letters = context === 'explanation' ? ALL_LETTERS : DOMAIN_LETTERS
   const tokens: MacroToken[] = []
   let literal = ''
   const flush = () => {

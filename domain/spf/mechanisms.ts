@@ -16,7 +16,7 @@ import {
   isVoid,
   ptrNames,
   query,
-  validatedDomain,
+  validatedDomainLookup,
 } from './lookups.ts'
 import { expandDomainSpec, type MacroValues, usesLetter } from './macro.ts'
 import type { Directive, DomainSpec } from './record.ts'
@@ -74,10 +74,16 @@ export async function targetName(
   if (spec === null) return domain
   let validated: string | undefined
   if (usesLetter(spec.tokens, 'p')) {
-    // §4.6.4: the PTR query of the %{p} macro counts against the lookup limit.
-    const charged = chargeLookup(s, term)
-    if (charged !== null) return charged
-    validated = await validatedDomain(s.dns, s.ip, domain)
+    // §4.6.4 limits "terms" that cause DNS queries (include, a, mx, ptr, exists, redirect): the
+    // PTR query of the %{p} macro is part of its term's work, not an 11th term. But a lookup that
+    // finds nothing is a void lookup whatever asked it, so a void PTR answer counts toward the
+    // limit of 2 (pyspf 2.0.14 and Mail::SPF 2.009 agree on both points).
+    const lookup = await validatedDomainLookup(s.dns, s.ip, domain)
+    if (lookup.ptrVoid) {
+      const charged = chargeVoid(s, term)
+      if (charged !== null) return charged
+    }
+    validated = lookup.name
   }
   const name = expandDomainSpec(spec.tokens, { ...s.values, domain, validatedDomain: validated })
   return isQueryableName(name) ? name : null

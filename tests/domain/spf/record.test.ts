@@ -194,6 +194,11 @@ describe('syntax errors are located', () => {
     expect(error('v=spf1 redirect=').message).toContain('empty')
     expect(error('v=spf1 exp=-all').message).toContain('two labels')
     expect(error('v=spf1 foo=%abc').message).toContain("'%' must be followed by")
+    // §7.3: c, r and t are "allowed only in 'exp' text", so not in an unknown modifier either.
+    for (const letter of ['c', 'r', 't', 'C']) {
+      expect(error(`v=spf1 foo=%{${letter}} -all`).message).toContain('only allowed in exp text')
+    }
+    expect(parse('v=spf1 foo=%{d}.%{i}.%{p} -all').unknownModifiers).toHaveLength(1)
     expect(error('v=spf1 1up=foo').message).toContain('unknown mechanism')
     expect(error('v=spf1 =all').message).toContain('unknown mechanism')
     expect(error('v=spf1 redirect:example.com').message).toContain("unknown mechanism 'redirect'")
