@@ -2,7 +2,8 @@
 
 import type { DnsResolver } from '../dns/ports.ts'
 import { describeFailure, isFailure, query } from './lookups.ts'
-import { parseSpfRecord, type SpfRecord, type SpfSyntaxError, selectSpfRecords } from './record.ts'
+import { type SpfRecord, type SpfSyntaxError, selectSpfRecords } from './record.ts'
+import { sharedRecordCache } from './record-cache.ts'
 
 export type FetchedRecord =
   | { ok: true; record: SpfRecord }
@@ -35,7 +36,8 @@ export async function fetchSpfRecord(dns: DnsResolver, domain: string): Promise<
     const reason = `${domain} has ${records.length} SPF records (RFC 7208 §4.5)`
     return { ok: false, result: 'permerror', reason, records }
   }
-  const parsed = parseSpfRecord(text)
+  // Parsed once per distinct text (record-cache.ts); the record is shared and frozen.
+  const parsed = sharedRecordCache.parse(text)
   if (!parsed.ok) {
     const { error } = parsed
     const reason = `syntax error in the SPF record of ${domain} at '${error.term}' (position ${error.position}): ${error.message}`

@@ -52,19 +52,35 @@ export function normalizeName(name: string): string {
   return (name.endsWith('.') ? name.slice(0, -1) : name).toLowerCase()
 }
 
-const encoder = new TextEncoder()
-
 /**
  * Whether a (macro-expanded) target can be sent as a DNS query at all: labels of 1-63 octets, at
  * most 253 characters. RFC 7208 §4.3 and the test suite (invalid-domain-long, -empty-label) treat
- * a name that cannot be queried like one that does not exist.
+ * a name that cannot be queried like one that does not exist. Label sizes are UTF-8 octets, counted
+ * in one pass without encoding (most names are ASCII, one octet per character).
  */
 export function isQueryableName(name: string): boolean {
   if (name === '' || name.length > 253) return false
-  return name.split('.').every((label) => {
-    const size = encoder.encode(label).length
-    return size > 0 && size <= 63
-  })
+  let size = 0
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i)
+    if (code === 0x2e) {
+      if (size === 0) return false
+      size = 0
+      continue
+    }
+    if (code < 0x80) size += 1
+    else if (code < 0x800) size += 2
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < name.length) {
+      // A surrogate pair is one code point of 4 octets; a lone surrogate encodes as U+FFFD (3).
+      const next = name.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        size += 4
+        i++
+      } else size += 3
+    } else size += 3
+    if (size > 63) return false
+  }
+  return size > 0
 }
 
 export function addressesOf(records: readonly DnsRecord[]): IpAddress[] {

@@ -204,8 +204,23 @@ export function urlEscape(text: string): string {
   return out
 }
 
+/** Splits on any of the delimiter characters, without building a RegExp per macro. */
+function splitOn(value: string, delimiters: string): string[] {
+  if (delimiters === '.') return value.split('.')
+  const parts: string[] = []
+  let start = 0
+  for (let i = 0; i < value.length; i++) {
+    if (delimiters.includes(value[i]!)) {
+      parts.push(value.slice(start, i))
+      start = i + 1
+    }
+  }
+  parts.push(value.slice(start))
+  return parts
+}
+
 function transform(value: string, token: Extract<MacroToken, { kind: 'macro' }>): string {
-  let parts = value.split(new RegExp(`[${token.delimiters.replace(/[-\\\]^]/g, '\\$&')}]`))
+  let parts = splitOn(value, token.delimiters)
   if (token.reverse) parts = parts.reverse()
   if (token.keep !== null && token.keep < parts.length) parts = parts.slice(parts.length - token.keep)
   return parts.join('.')

@@ -78,7 +78,7 @@ export function isSpfRecord(text: string): boolean {
 
 /** RFC 7208 §3.3: the character-strings of one TXT RR are concatenated with no spaces. */
 export function joinTxtStrings(strings: readonly string[]): string {
-  return strings.join('')
+  return strings.length === 1 ? strings[0]! : strings.join('')
 }
 
 /** RFC 7208 §4.5: keep only the TXT records that are SPF records; the caller decides on 0 / 1 / many. */
