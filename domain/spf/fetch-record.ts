@@ -2,7 +2,7 @@
 
 import type { DnsResolver } from '../dns/ports.ts'
 import { describeFailure, isFailure, query } from './lookups.ts'
-import { type SpfRecord, type SpfSyntaxError, selectSpfRecords } from './record.ts'
+import { isSpfRecord, joinTxtStrings, type SpfRecord, type SpfSyntaxError } from './record.ts'
 import { sharedRecordCache } from './record-cache.ts'
 
 export type FetchedRecord =
@@ -28,7 +28,13 @@ export async function fetchSpfRecord(dns: DnsResolver, domain: string): Promise<
     const reason = `${domain} has no SPF record (${answer.status === 'nxdomain' ? 'NXDOMAIN' : 'no TXT records'})`
     return { ok: false, result: 'none', reason }
   }
-  const records = selectSpfRecords(answer.records.flatMap((r) => (r.type === 'TXT' ? [r.strings] : [])))
+  // selectSpfRecords, in one pass over the answer.
+  const records: string[] = []
+  for (const r of answer.records) {
+    if (r.type !== 'TXT') continue
+    const joined = joinTxtStrings(r.strings)
+    if (isSpfRecord(joined)) records.push(joined)
+  }
   const [text, ...others] = records
   if (text === undefined) return { ok: false, result: 'none', reason: `${domain} has no SPF record` }
   if (others.length > 0) {

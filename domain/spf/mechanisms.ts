@@ -24,7 +24,11 @@ import type { Directive, DomainSpec } from './record.ts'
 export interface Session {
   dns: DnsResolver
   ip: IpAddress
-  values: Omit<MacroValues, 'domain' | 'validatedDomain'>
+  /**
+   * The macro values; `domain` and `validatedDomain` are set just before each expansion (no await
+   * between setting and expanding), so one object serves the whole evaluation.
+   */
+  values: MacroValues
   lookups: number
   voidLookups: number
 }
@@ -85,7 +89,9 @@ export async function targetName(
     }
     validated = lookup.name
   }
-  const name = expandDomainSpec(spec.tokens, { ...s.values, domain, validatedDomain: validated })
+  s.values.domain = domain
+  s.values.validatedDomain = validated
+  const name = expandDomainSpec(spec.tokens, s.values)
   return isQueryableName(name) ? name : null
 }
 
