@@ -20,7 +20,7 @@ interface Scenario {
 }
 
 export interface SuiteCase {
-  dns: MemoryDns
+  dns: SuiteDns
   ip: string
   domain: string
   sender: string
@@ -34,7 +34,7 @@ export async function loadSuiteCases(): Promise<SuiteCase[]> {
   const cases: SuiteCase[] = []
   for (const scenario of scenarios) {
     // One resolver per scenario, shared by its tests, as a process shares its DNS client.
-    const dns = memoryDns(zoneFromSuite(scenario.zonedata))
+    const dns = warmDns(memoryDns(zoneFromSuite(scenario.zonedata)))
     for (const t of Object.values(scenario.tests)) {
       // RFC 7208 §2.4: with a null reverse-path, the MAIL FROM identity is postmaster@<HELO>.
       const sender = t.mailfrom === '' ? `postmaster@${t.helo}` : t.mailfrom
@@ -45,11 +45,51 @@ export async function loadSuiteCases(): Promise<SuiteCase[]> {
   return cases
 }
 
+/**
+ * The answers of the suite's zone, each computed once by the test harness's resolver and then
+ * served from a Map, like a warm TTL cache: the DNS layer costs both implementations the same.
+ */
+export interface SuiteDns extends DnsResolver {
+  /** For mailauth: the same answers in node:dns's shape, converted once per question. */
+  nodeShaped(name: string, type: string): Promise<unknown[]>
+}
+
+type NodeShaped = { ok: true; value: unknown[] } | { ok: false; code: string }
+
+function warmDns(source: MemoryDns): SuiteDns {
+  const answers = new Map<string, Promise<DnsAnswer>>()
+  const shaped = new Map<string, NodeShaped>()
+  const resolve: DnsResolver['resolve'] = (name, type) => {
+    const key = `${type} ${name}`
+    let answer = answers.get(key)
+    if (answer === undefined) {
+      answer = source.resolve(name, type)
+      answers.set(key, answer)
+    }
+    // The harness logs every question; cleared so a long run stays in bounded memory.
+    source.queries.length = 0
+    return answer
+  }
+  return {
+    resolve,
+    async nodeShaped(name, type) {
+      const key = `${type} ${name}`
+      let entry = shaped.get(key)
+      if (entry === undefined) {
+        entry = toNodeShape(await resolve(name, type as Parameters<DnsResolver['resolve']>[1]))
+        shaped.set(key, entry)
+      }
+      // Fresh copies each time: the caller may change what it is given.
+      if (entry.ok)
+        return entry.value.map((v) => (Array.isArray(v) ? [...v] : typeof v === 'object' ? { ...v } : v))
+      throw Object.assign(new Error(entry.code), { code: entry.code })
+    },
+  }
+}
+
 const NOW = new Date('2026-01-01T00:00:00Z')
 
 export async function evaluateWithDmarcwatch(c: SuiteCase): Promise<string> {
-  // The harness's resolver logs every question; cleared so a long run stays in bounded memory.
-  c.dns.queries.length = 0
   const result = await checkHost(
     { dns: c.dns },
     {
@@ -91,30 +131,27 @@ export async function measure(
 
 // mailauth's resolver contract is node:dns's promises.resolve: arrays on success, errors with
 // ENOTFOUND / ENODATA / ETIMEOUT codes otherwise.
-function nodeShaped(dns: DnsResolver) {
-  const fail = (code: string) => Object.assign(new Error(code), { code })
-  return async (name: string, type: string) => {
-    const answer: DnsAnswer = await dns.resolve(name, type as Parameters<DnsResolver['resolve']>[1])
-    if (answer.status === 'nxdomain') throw fail('ENOTFOUND')
-    if (answer.status === 'nodata') throw fail('ENODATA')
-    if (answer.status === 'timeout') throw fail('ETIMEOUT')
-    if (answer.status === 'error') throw fail('ESERVFAIL')
-    return answer.records.flatMap((r): unknown[] => {
-      switch (r.type) {
-        case 'A':
-        case 'AAAA':
-          return [r.address]
-        case 'TXT':
-          return [r.strings]
-        case 'MX':
-          return [{ exchange: r.exchange, priority: r.preference }]
-        case 'PTR':
-          return [r.target]
-        default:
-          return []
-      }
-    })
-  }
+function toNodeShape(answer: DnsAnswer): NodeShaped {
+  if (answer.status === 'nxdomain') return { ok: false, code: 'ENOTFOUND' }
+  if (answer.status === 'nodata') return { ok: false, code: 'ENODATA' }
+  if (answer.status === 'timeout') return { ok: false, code: 'ETIMEOUT' }
+  if (answer.status === 'error') return { ok: false, code: 'ESERVFAIL' }
+  const value = answer.records.flatMap((r): unknown[] => {
+    switch (r.type) {
+      case 'A':
+      case 'AAAA':
+        return [r.address]
+      case 'TXT':
+        return [r.strings]
+      case 'MX':
+        return [{ exchange: r.exchange, priority: r.preference }]
+      case 'PTR':
+        return [r.target]
+      default:
+        return []
+    }
+  })
+  return { ok: true, value }
 }
 
 type MailauthSpf = (options: Record<string, unknown>) => Promise<{ status: { result: string } }>
@@ -129,14 +166,8 @@ export async function loadMailauth(dir: string | undefined): Promise<MailauthSpf
 }
 
 export function mailauthEvaluator(spf: MailauthSpf) {
-  const resolvers = new Map<MemoryDns, ReturnType<typeof nodeShaped>>()
   return async (c: SuiteCase) => {
-    c.dns.queries.length = 0
-    let resolver = resolvers.get(c.dns)
-    if (resolver === undefined) {
-      resolver = nodeShaped(c.dns)
-      resolvers.set(c.dns, resolver)
-    }
+    const resolver = c.dns.nodeShaped
     const result = await spf({
       sender: c.sender,
       ip: c.ip,

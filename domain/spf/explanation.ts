@@ -34,17 +34,18 @@ async function expandText(dns: DnsResolver, text: string, values: MacroValues): 
   // §6.2: explain-string = *( macro-string / SP ); 7-bit ASCII only, so other text is a syntax error.
   const parsed = parseExplanation(text)
   if (!parsed.ok) return undefined
-  const validated = usesLetter(parsed.tokens, 'p')
-    ? await validatedDomain(dns, values.ip, values.domain)
-    : undefined
+  if (!usesLetter(parsed.tokens, 'p')) return expandMacros(parsed.tokens, values)
+  const validated = await validatedDomain(dns, values.ip, values.domain)
   return expandMacros(parsed.tokens, { ...values, validatedDomain: validated })
 }
 
 async function fetchExplanation(dns: DnsResolver, spec: DomainSpec, values: MacroValues & { ip: IpAddress }) {
-  const validated = usesLetter(spec.tokens, 'p')
-    ? await validatedDomain(dns, values.ip, values.domain)
-    : undefined
-  const name = expandDomainSpec(spec.tokens, { ...values, validatedDomain: validated })
+  const name = usesLetter(spec.tokens, 'p')
+    ? expandDomainSpec(spec.tokens, {
+        ...values,
+        validatedDomain: await validatedDomain(dns, values.ip, values.domain),
+      })
+    : expandDomainSpec(spec.tokens, values)
   if (!isQueryableName(name)) return undefined
   const answer = await query(dns, name, 'TXT')
   // §6.2: DNS errors, no records or more than one record: proceed as if there were no exp=.

@@ -148,9 +148,10 @@ async function evaluateMx(s: Session, target: string, directive: Directive): Pro
   if (isFailure(answer)) return temperror(describeFailure(answer, target, 'MX'), term)
   if (answer.status !== 'ok' || answer.records.length === 0) return chargeVoid(s, term) ?? 'nomatch'
   // RFC 7505: a null MX ("." or empty exchange) names no host.
-  const hosts = answer.records.flatMap((r) =>
-    r.type === 'MX' && r.exchange !== '' && r.exchange !== '.' ? [r.exchange] : [],
-  )
+  const hosts: string[] = []
+  for (const r of answer.records) {
+    if (r.type === 'MX' && r.exchange !== '' && r.exchange !== '.') hosts.push(r.exchange)
+  }
   // §4.6.4: more than 10 MX records is a permerror (test mx-limit).
   if (hosts.length > MAX_MX_RECORDS)
     return permerror(`${target} has more than ${MAX_MX_RECORDS} MX records`, term)

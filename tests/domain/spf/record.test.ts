@@ -38,6 +38,8 @@ describe('record selection (RFC 7208 §4.5, §3.3)', () => {
     expect(isSpfRecord('v=spf1\t-all')).toBe(false)
     expect(isSpfRecord(' v=spf1')).toBe(false)
     expect(isSpfRecord('spf2.0/pra -all')).toBe(false)
+    for (const other of ['v=spf', 'v-spf1', 'v=spf2', 'w=spf1', 'v=sp f1', ''])
+      expect(isSpfRecord(other)).toBe(false)
   })
 
   test('strings of one TXT record are joined without spaces', () => {
