@@ -104,6 +104,18 @@ export async function evaluateWithDmarcwatch(c: SuiteCase): Promise<string> {
   return result.result
 }
 
+/**
+ * Runs every case `rounds` times, unmeasured: the JIT compiles its hot functions only after many
+ * calls, and without this the first measured passes compare interpreters.
+ */
+export async function warmUp(
+  cases: SuiteCase[],
+  evaluate: (c: SuiteCase) => Promise<unknown>,
+  rounds: number,
+) {
+  for (let r = 0; r < rounds; r++) for (const c of cases) await evaluate(c)
+}
+
 export interface Rate {
   /** Evaluations per second of wall time. */
   wall: number
@@ -111,7 +123,7 @@ export interface Rate {
   cpu: number
 }
 
-/** Evaluation rates over `rounds` passes of every case, after one warm-up pass. */
+/** Evaluation rates over `rounds` passes of every case, after one warm-up pass (see warmUp). */
 export async function measure(
   cases: SuiteCase[],
   evaluate: (c: SuiteCase) => Promise<unknown>,

@@ -6,7 +6,6 @@ import type { DnsResolver } from '../dns/ports.ts'
 import { explain } from './explanation.ts'
 import { fetchSpfRecord } from './fetch-record.ts'
 import { inNetwork, parseIp, unmapIpv4 } from './ip.ts'
-import { isQueryableName } from './lookups.ts'
 import {
   chargeLookup,
   evaluateDnsMechanism,
@@ -138,12 +137,29 @@ async function evaluate(s: Session, domain: string): Promise<Outcome> {
 
 /**
  * RFC 7208 §4.3: a <domain> that is malformed, a single label, or a domain literal gives "none"
- * without any DNS lookup.
+ * without any DNS lookup. One pass: visible ASCII only, labels of 1-63 characters, at most 253 in
+ * all, at least two labels, and a last label that is not all digits (an IP address is no domain).
  */
 export function isCheckableDomain(domain: string): boolean {
-  if (!isQueryableName(domain) || !/^[\x21-\x7e]+$/.test(domain) || domain.startsWith('[')) return false
-  const labels = domain.split('.')
-  return labels.length >= 2 && !/^\d+$/.test(labels[labels.length - 1]!)
+  const n = domain.length
+  if (n === 0 || n > 253 || domain.charCodeAt(0) === 0x5b) return false
+  let label = 0
+  let dots = 0
+  let digitsOnly = true
+  for (let i = 0; i < n; i++) {
+    const c = domain.charCodeAt(i)
+    if (c < 0x21 || c > 0x7e) return false
+    if (c === 0x2e) {
+      if (label === 0) return false
+      label = 0
+      dots++
+      digitsOnly = true
+      continue
+    }
+    if (++label > 63) return false
+    if (c < 0x30 || c > 0x39) digitsOnly = false
+  }
+  return label > 0 && dots > 0 && !digitsOnly
 }
 
 function splitSender(sender: string, domain: string) {

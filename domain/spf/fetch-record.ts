@@ -1,6 +1,6 @@
 // Finding a domain's SPF record (RFC 7208 §4.4, §4.5) through the DNS port.
 
-import type { DnsResolver } from '../dns/ports.ts'
+import type { DnsAnswer, DnsResolver } from '../dns/ports.ts'
 import { describeFailure, isFailure, query } from './lookups.ts'
 import { isSpfRecord, joinTxtStrings, type SpfRecord, type SpfSyntaxError } from './record.ts'
 import { sharedRecordCache } from './record-cache.ts'
@@ -18,9 +18,13 @@ export type FetchedRecord =
       records?: string[]
     }
 
-export async function fetchSpfRecord(dns: DnsResolver, domain: string): Promise<FetchedRecord> {
-  // §4.4: only TXT is queried; the SPF RR type is no longer used.
-  const answer = await query(dns, domain, 'TXT')
+export function fetchSpfRecord(dns: DnsResolver, domain: string): Promise<FetchedRecord> {
+  // §4.4: only TXT is queried; the SPF RR type is no longer used. (.then, not async: one promise
+  // fewer on every record fetched.)
+  return query(dns, domain, 'TXT').then((answer) => recordFrom(domain, answer))
+}
+
+function recordFrom(domain: string, answer: DnsAnswer): FetchedRecord {
   if (isFailure(answer)) {
     return { ok: false, result: 'temperror', reason: describeFailure(answer, domain, 'TXT') }
   }
