@@ -2,7 +2,8 @@
 // (tests/fixtures/spf/rfc7208-tests.yml) against its scenario's zone, served from memory, so the
 // figure is evaluation work alone (parsing, macros, limits, names) over the suite's mix of records,
 // most of them broken on purpose. The same zones and inputs can drive mailauth's SPF (an optional
-// comparison, loaded from a path outside the repository: docs/spf-management.md "Speed").
+// comparison, loaded from a path outside the repository: docs/spf-management.md "Speed of SPF
+// evaluation").
 
 import type { DnsAnswer, DnsResolver } from '../domain/dns/ports.ts'
 import { checkHost } from '../domain/spf/check-host.ts'

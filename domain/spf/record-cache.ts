@@ -1,8 +1,8 @@
 // Parsed SPF records, kept by their exact text. Every evaluation fetches the same few records again
 // (a provider's include is in thousands of domains' records, and a TTL cache hands back the same
-// text), and parsing them again was ~29% of an evaluation (docs/spf-management.md "Speed"). The
-// cache is bounded in entries and in estimated bytes, least recently used out first; what it holds
-// is frozen, since every caller shares it.
+// text), and parsing them again was ~29% of an evaluation (docs/spf-management.md "Speed of SPF
+// evaluation"). The cache is bounded in entries and in estimated bytes, least recently used out
+// first; what it holds is frozen, since every caller shares it.
 
 import { parseSpfRecord, type SpfParse } from './record.ts'
 
