@@ -119,12 +119,22 @@ export async function ptrNames(dns: DnsResolver, ip: IpAddress): Promise<PtrName
 /**
  * RFC 7208 §5.5: a PTR name is validated when one of its A/AAAA records is the client IP. A DNS
  * error on that lookup skips the name (§5.5: "that domain name is skipped and the search continues").
+ * 'void' is a lookup that found nothing (NXDOMAIN or no records, §4.6.4).
  */
-export async function isValidatedName(dns: DnsResolver, name: string, ip: IpAddress): Promise<boolean> {
-  if (!isQueryableName(name)) return false
+export async function validateName(
+  dns: DnsResolver,
+  name: string,
+  ip: IpAddress,
+): Promise<'validated' | 'not-validated' | 'void'> {
+  if (!isQueryableName(name)) return 'not-validated'
   const answer = await query(dns, name, addressType(ip))
-  if (answer.status !== 'ok') return false
-  return addressesOf(answer.records).some((address) => sameIp(address, ip))
+  if (isVoid(answer)) return 'void'
+  if (answer.status !== 'ok') return 'not-validated'
+  return addressesOf(answer.records).some((address) => sameIp(address, ip)) ? 'validated' : 'not-validated'
+}
+
+export async function isValidatedName(dns: DnsResolver, name: string, ip: IpAddress): Promise<boolean> {
+  return (await validateName(dns, name, ip)) === 'validated'
 }
 
 export function isSubdomainOrSelf(name: string, parent: string): boolean {
@@ -135,19 +145,23 @@ export function isSubdomainOrSelf(name: string, parent: string): boolean {
 
 /**
  * The `p` macro (RFC 7208 §7.3): a validated name of the client IP, preferring <domain> itself,
- * then a subdomain of it, then any; "unknown" when none validates or DNS fails. `ptrVoid` tells
- * whether the PTR query found nothing (NXDOMAIN or no records): a void lookup (§4.6.4).
+ * then a subdomain of it, then any; "unknown" when none validates or DNS fails. `voids` counts the
+ * lookups that found nothing (NXDOMAIN or no records, §4.6.4): the PTR query, or the address
+ * queries of the names it gave.
  */
 export async function validatedDomainLookup(
   dns: DnsResolver,
   ip: IpAddress,
   domain: string,
-): Promise<{ name: string; ptrVoid: boolean }> {
+): Promise<{ name: string; voids: number }> {
   const ptr = await ptrNames(dns, ip)
-  if (!ptr.ok) return { name: 'unknown', ptrVoid: ptr.void }
+  if (!ptr.ok) return { name: 'unknown', voids: ptr.void ? 1 : 0 }
   const validated: string[] = []
+  let voids = 0
   for (const name of ptr.names) {
-    if (await isValidatedName(dns, name, ip)) validated.push(name)
+    const outcome = await validateName(dns, name, ip)
+    if (outcome === 'validated') validated.push(name)
+    else if (outcome === 'void') voids++
   }
   const target = normalizeName(domain)
   const name =
@@ -155,7 +169,7 @@ export async function validatedDomainLookup(
     validated.find((name) => isSubdomainOrSelf(name, target)) ??
     validated[0] ??
     'unknown'
-  return { name, ptrVoid: false }
+  return { name, voids }
 }
 
 /** The `p` macro's value alone, where void lookups are not counted (exp= text, §6.2). */

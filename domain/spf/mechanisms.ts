@@ -79,11 +79,12 @@ export async function targetName(
   let validated: string | undefined
   if (usesLetter(spec.tokens, 'p')) {
     // §4.6.4 limits "terms" that cause DNS queries (include, a, mx, ptr, exists, redirect): the
-    // PTR query of the %{p} macro is part of its term's work, not an 11th term. But a lookup that
-    // finds nothing is a void lookup whatever asked it, so a void PTR answer counts toward the
-    // limit of 2 (pyspf 2.0.14 and Mail::SPF 2.009 agree on both points).
+    // PTR query of the %{p} macro is part of its term's work, not an 11th term. But its lookups
+    // that find nothing (the PTR query, or the address query of a name it gave) are void lookups
+    // toward the limit of 2. pyspf 2.0.14 and Mail::SPF 2.009 agree on all three points
+    // (tests/domain/spf/check-host.test.ts).
     const lookup = await validatedDomainLookup(s.dns, s.ip, domain)
-    if (lookup.ptrVoid) {
+    for (let i = 0; i < lookup.voids; i++) {
       const charged = chargeVoid(s, term)
       if (charged !== null) return charged
     }
@@ -159,6 +160,8 @@ async function evaluateMx(s: Session, target: string, directive: Directive): Pro
   for (const host of hosts) {
     if (!isQueryableName(host)) continue
     // Address lookups of MX hosts are not terms of their own: a void one is skipped, not counted.
+    // (pyspf 2.0.14 and Mail::SPF 2.009 count it; for an IPv6 client that makes every IPv4-only
+    // MX host a void lookup, and docs/decisions.md keeps the RFC's "terms" reading here.)
     const addresses = await clientFamilyAddresses(s, host, term)
     if (addresses === 'void') continue
     if (!Array.isArray(addresses)) return addresses
