@@ -127,7 +127,8 @@ export function createRfc2136Provider(options: Rfc2136Options): DnsProvider {
     const verdict = interpret(reply.value.rcode, reply.value.check, what)
     // An unsigned NOTAUTH or REFUSED is a key the server could not verify (PowerDNS) or a zone it
     // does not serve, for which Knot DNS checks no key at all. An unsigned SOA query tells them
-    // apart: a server that serves the zone answers it authoritatively.
+    // apart: a server that serves the zone answers it authoritatively. Being unsigned, that answer
+    // only chooses between two failures; it never turns one into a success.
     if (
       !verdict.ok &&
       verdict.failure.kind === 'bad_credentials' &&
