@@ -6,7 +6,6 @@ import type { DnsResolver } from '../dns/ports.ts'
 import { explain } from './explanation.ts'
 import { fetchSpfRecord } from './fetch-record.ts'
 import { inNetwork, parseIp, unmapIpv4 } from './ip.ts'
-import { isQueryableName } from './lookups.ts'
 import {
   chargeLookup,
   evaluateDnsMechanism,
@@ -16,7 +15,7 @@ import {
   type Session,
   targetName,
 } from './mechanisms.ts'
-import type { Directive, Qualifier } from './record.ts'
+import type { Directive, Mechanism, Qualifier } from './record.ts'
 
 export type SpfResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'permerror' | 'temperror'
 
@@ -60,15 +59,19 @@ const QUALIFIER_RESULT: Record<Qualifier, SpfResult> = {
   '?': 'neutral',
 }
 
+function matchWithoutDns(s: Session, m: Mechanism): Match {
+  if (m.kind !== 'ip4' && m.kind !== 'ip6') return 'match'
+  return inNetwork(s.ip, m.address, m.prefix ?? (m.kind === 'ip4' ? 32 : 128)) ? 'match' : 'nomatch'
+}
+
 async function evaluateMechanism(s: Session, directive: Directive, domain: string): Promise<Match> {
   const m = directive.mechanism
   const term = directive.text
   switch (m.kind) {
     case 'all':
-      return 'match'
     case 'ip4':
     case 'ip6':
-      return inNetwork(s.ip, m.address, m.prefix ?? (m.kind === 'ip4' ? 32 : 128)) ? 'match' : 'nomatch'
+      return matchWithoutDns(s, m)
   }
   const charged = chargeLookup(s, term)
   if (charged !== null) return charged
@@ -103,7 +106,12 @@ async function evaluate(s: Session, domain: string): Promise<Outcome> {
   if (!fetched.ok) return { result: fetched.result, reason: fetched.reason }
   const record = fetched.record
   for (const directive of record.directives) {
-    const matched = await evaluateMechanism(s, directive, domain)
+    // all, ip4 and ip6 need no DNS: decided without a promise (most terms of most records).
+    const kind = directive.mechanism.kind
+    const matched =
+      kind === 'all' || kind === 'ip4' || kind === 'ip6'
+        ? matchWithoutDns(s, directive.mechanism)
+        : await evaluateMechanism(s, directive, domain)
     if (matched === 'nomatch') continue
     if (matched !== 'match') return matched
     const result = QUALIFIER_RESULT[directive.qualifier]
@@ -129,12 +137,29 @@ async function evaluate(s: Session, domain: string): Promise<Outcome> {
 
 /**
  * RFC 7208 §4.3: a <domain> that is malformed, a single label, or a domain literal gives "none"
- * without any DNS lookup.
+ * without any DNS lookup. One pass: visible ASCII only, labels of 1-63 characters, at most 253 in
+ * all, at least two labels, and a last label that is not all digits (an IP address is no domain).
  */
 export function isCheckableDomain(domain: string): boolean {
-  if (!isQueryableName(domain) || !/^[\x21-\x7e]+$/.test(domain) || domain.startsWith('[')) return false
-  const labels = domain.split('.')
-  return labels.length >= 2 && !/^\d+$/.test(labels[labels.length - 1]!)
+  const n = domain.length
+  if (n === 0 || n > 253 || domain.charCodeAt(0) === 0x5b) return false
+  let label = 0
+  let dots = 0
+  let digitsOnly = true
+  for (let i = 0; i < n; i++) {
+    const c = domain.charCodeAt(i)
+    if (c < 0x21 || c > 0x7e) return false
+    if (c === 0x2e) {
+      if (label === 0) return false
+      label = 0
+      dots++
+      digitsOnly = true
+      continue
+    }
+    if (++label > 63) return false
+    if (c < 0x30 || c > 0x39) digitsOnly = false
+  }
+  return label > 0 && dots > 0 && !digitsOnly
 }
 
 function splitSender(sender: string, domain: string) {
@@ -156,11 +181,16 @@ export async function checkHost(deps: CheckHostDeps, input: CheckHostInput): Pro
     return { result: 'none', reason, lookups: 0, voidLookups: 0 }
   }
   const ip = unmapIpv4(parsedIp)
+  const { localPart, senderDomain, sender } = splitSender(input.sender, domain)
   const s: Session = {
     dns: deps.dns,
     ip,
     values: {
-      ...splitSender(input.sender, domain),
+      sender,
+      localPart,
+      senderDomain,
+      domain,
+      validatedDomain: undefined,
       ip,
       helo: input.helo,
       receivingHost: input.receivingHost,
@@ -174,7 +204,7 @@ export async function checkHost(deps: CheckHostDeps, input: CheckHostInput): Pro
   if (outcome.mechanism !== undefined) result.mechanism = outcome.mechanism
   if (outcome.reason !== undefined) result.reason = outcome.reason
   if (outcome.result === 'fail') {
-    const values = { ...s.values, domain: outcome.domain ?? domain }
+    const values = { ...s.values, domain: outcome.domain ?? domain, validatedDomain: undefined }
     const explanation = await explain(s.dns, values, outcome.exp ?? null, input.defaultExplanation)
     if (explanation !== undefined) result.explanation = explanation
   }

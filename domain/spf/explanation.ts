@@ -4,24 +4,48 @@
 import type { DnsResolver } from '../dns/ports.ts'
 import type { IpAddress } from './ip.ts'
 import { isQueryableName, query, validatedDomain } from './lookups.ts'
-import { expandDomainSpec, expandMacros, type MacroValues, parseMacroString, usesLetter } from './macro.ts'
+import {
+  expandDomainSpec,
+  expandMacros,
+  type MacroParse,
+  type MacroValues,
+  parseMacroString,
+  usesLetter,
+} from './macro.ts'
 import { type DomainSpec, joinTxtStrings } from './record.ts'
+
+// Explanation texts parsed before, by their exact text: the same exp= TXT and default explanation
+// come back on every fail. Bounded: 256 texts of at most 2,048 characters each.
+const parsedTexts = new Map<string, MacroParse>()
+const MAX_TEXTS = 256
+const MAX_TEXT_LENGTH = 2048
+
+function parseExplanation(text: string): MacroParse {
+  const hit = parsedTexts.get(text)
+  if (hit !== undefined) return hit
+  const parsed = parseMacroString(text, 'explanation')
+  if (text.length > MAX_TEXT_LENGTH) return parsed
+  if (parsedTexts.size >= MAX_TEXTS) parsedTexts.delete(parsedTexts.keys().next().value!)
+  parsedTexts.set(text, Object.freeze(parsed))
+  return parsed
+}
 
 async function expandText(dns: DnsResolver, text: string, values: MacroValues): Promise<string | undefined> {
   // §6.2: explain-string = *( macro-string / SP ); 7-bit ASCII only, so other text is a syntax error.
-  const parsed = parseMacroString(text, 'explanation')
+  const parsed = parseExplanation(text)
   if (!parsed.ok) return undefined
-  const validated = usesLetter(parsed.tokens, 'p')
-    ? await validatedDomain(dns, values.ip, values.domain)
-    : undefined
+  if (!usesLetter(parsed.tokens, 'p')) return expandMacros(parsed.tokens, values)
+  const validated = await validatedDomain(dns, values.ip, values.domain)
   return expandMacros(parsed.tokens, { ...values, validatedDomain: validated })
 }
 
 async function fetchExplanation(dns: DnsResolver, spec: DomainSpec, values: MacroValues & { ip: IpAddress }) {
-  const validated = usesLetter(spec.tokens, 'p')
-    ? await validatedDomain(dns, values.ip, values.domain)
-    : undefined
-  const name = expandDomainSpec(spec.tokens, { ...values, validatedDomain: validated })
+  const name = usesLetter(spec.tokens, 'p')
+    ? expandDomainSpec(spec.tokens, {
+        ...values,
+        validatedDomain: await validatedDomain(dns, values.ip, values.domain),
+      })
+    : expandDomainSpec(spec.tokens, values)
   if (!isQueryableName(name)) return undefined
   const answer = await query(dns, name, 'TXT')
   // §6.2: DNS errors, no records or more than one record: proceed as if there were no exp=.

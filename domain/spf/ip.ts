@@ -10,8 +10,6 @@ export interface IpAddress {
   readonly bytes: Uint8Array
 }
 
-const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/
-
 /**
  * RFC 7208 §5.6: qnum = DIGIT / %x31-39 DIGIT / "1" 2DIGIT / "2" %x30-34 DIGIT / "25" %x30-35, four
  * of them joined by dots. One pass over the characters: this check runs on every record of every
@@ -52,45 +50,70 @@ const SCRATCH = new Uint8Array(4)
 /** A strict dotted quad (the same grammar as parseIpv4), without building the address. */
 export const isIpv4 = (text: string): boolean => readIpv4(text, SCRATCH)
 
-/** Groups of one side of an IPv6 address; an embedded IPv4 tail becomes two 16-bit words. */
-function ipv6Words(text: string, allowIpv4Tail: boolean): number[] | null {
-  if (text === '') return []
-  const groups = text.split(':')
-  const words: number[] = []
-  for (const [i, group] of groups.entries()) {
-    if (allowIpv4Tail && i === groups.length - 1 && group.includes('.')) {
-      const v4 = parseIpv4(group)
-      if (v4 === null) return null
-      words.push((v4.bytes[0]! << 8) | v4.bytes[1]!, (v4.bytes[2]! << 8) | v4.bytes[3]!)
-      continue
-    }
-    if (!HEX_GROUP.test(group)) return null
-    words.push(Number.parseInt(group, 16))
-  }
-  return words
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48
+  const lower = code | 0x20
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1
 }
 
-/** RFC 4291 §2.2 text forms (full, `::`-compressed, IPv4 tail); no zone index, no brackets. */
+const TAIL = new Uint8Array(4)
+
+/**
+ * RFC 4291 §2.2 text forms (full, `::`-compressed, IPv4 tail); no zone index, no brackets. One pass
+ * over the characters (every check_host() parses its client address): groups of 1-4 hex digits
+ * separated by ':', at most one '::', and a dotted quad only as the last two words.
+ */
 export function parseIpv6(text: string): IpAddress | null {
   // The longest valid form is 45 characters; anything longer is not an address.
-  if (text.length < 2 || text.length > 45) return null
-  const gap = text.indexOf('::')
-  let words: number[]
-  if (gap === -1) {
-    const all = ipv6Words(text, true)
-    if (all === null || all.length !== 8) return null
-    words = all
-  } else {
-    if (text.indexOf('::', gap + 1) !== -1) return null
-    const head = ipv6Words(text.slice(0, gap), false)
-    const tail = ipv6Words(text.slice(gap + 2), true)
-    if (head === null || tail === null || head.length + tail.length > 7) return null
-    words = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail]
+  const n = text.length
+  if (n < 2 || n > 45) return null
+  const words = new Array<number>(8)
+  let count = 0
+  let gap = -1
+  let i = 0
+  if (text.charCodeAt(0) === 58) {
+    if (text.charCodeAt(1) !== 58) return null
+    gap = 0
+    i = 2
   }
+  while (i < n) {
+    const start = i
+    let value = 0
+    for (
+      let digit = hexValue(text.charCodeAt(i));
+      digit !== -1 && i < n;
+      digit = hexValue(text.charCodeAt(i))
+    ) {
+      value = value * 16 + digit
+      i++
+    }
+    if (i < n && text.charCodeAt(i) === 46) {
+      // An IPv4 tail runs to the end and fills the last two words.
+      if (count > 6 || !readIpv4(text.slice(start), TAIL)) return null
+      words[count++] = (TAIL[0]! << 8) | TAIL[1]!
+      words[count++] = (TAIL[2]! << 8) | TAIL[3]!
+      break
+    }
+    const length = i - start
+    if (length === 0 || length > 4 || count === 8) return null
+    words[count++] = value
+    if (i === n) break
+    if (text.charCodeAt(i) !== 58) return null
+    i++
+    if (text.charCodeAt(i) === 58) {
+      if (gap !== -1) return null
+      gap = count
+      i++
+    } else if (i === n) return null
+  }
+  if (gap === -1 ? count !== 8 : count > 7) return null
   const bytes = new Uint8Array(16)
-  for (const [i, word] of words.entries()) {
-    bytes[i * 2] = word >> 8
-    bytes[i * 2 + 1] = word & 0xff
+  // Words before the gap from the start, the ones after it against the end; zeros between.
+  const shift = gap === -1 ? 0 : 8 - count
+  for (let w = 0; w < count; w++) {
+    const at = (gap !== -1 && w >= gap ? w + shift : w) * 2
+    bytes[at] = words[w]! >> 8
+    bytes[at + 1] = words[w]! & 0xff
   }
   return { family: 6, bytes }
 }

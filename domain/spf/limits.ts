@@ -1,8 +1,8 @@
 // RFC 7208 §4.6.4 processing limits.
 
-/** DNS-querying terms (include, a, mx, ptr, exists, redirect, and the %{p} macro) per evaluation. */
+/** DNS-querying terms (include, a, mx, ptr, exists, redirect) per evaluation; a %{p} macro is not one. */
 export const MAX_DNS_TERMS = 10
-/** Terms whose lookup is NXDOMAIN or empty. */
+/** Lookups that are NXDOMAIN or empty, the PTR query of a %{p} macro included. */
 export const MAX_VOID_LOOKUPS = 2
 /** MX records for one mx mechanism; more is a permerror. */
 export const MAX_MX_RECORDS = 10

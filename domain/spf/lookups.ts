@@ -5,11 +5,17 @@ import type { DnsAnswer, DnsRecord, DnsResolver, RecordType } from '../dns/ports
 import { type IpAddress, parseIp, reverseName, sameIp, unmapIpv4 } from './ip.ts'
 import { MAX_PTR_NAMES } from './limits.ts'
 
-export async function query(dns: DnsResolver, name: string, type: RecordType): Promise<DnsAnswer> {
+const thrown = (error: unknown): DnsAnswer => ({
+  status: 'error',
+  reason: error instanceof Error ? error.message : String(error),
+})
+
+/** Not an async function: one promise per query rather than two (check_host asks many). */
+export function query(dns: DnsResolver, name: string, type: RecordType): Promise<DnsAnswer> {
   try {
-    return await dns.resolve(name, type)
+    return dns.resolve(name, type).catch(thrown)
   } catch (error) {
-    return { status: 'error', reason: error instanceof Error ? error.message : String(error) }
+    return Promise.resolve(thrown(error))
   }
 }
 
@@ -52,19 +58,35 @@ export function normalizeName(name: string): string {
   return (name.endsWith('.') ? name.slice(0, -1) : name).toLowerCase()
 }
 
-const encoder = new TextEncoder()
-
 /**
  * Whether a (macro-expanded) target can be sent as a DNS query at all: labels of 1-63 octets, at
  * most 253 characters. RFC 7208 §4.3 and the test suite (invalid-domain-long, -empty-label) treat
- * a name that cannot be queried like one that does not exist.
+ * a name that cannot be queried like one that does not exist. Label sizes are UTF-8 octets, counted
+ * in one pass without encoding (most names are ASCII, one octet per character).
  */
 export function isQueryableName(name: string): boolean {
   if (name === '' || name.length > 253) return false
-  return name.split('.').every((label) => {
-    const size = encoder.encode(label).length
-    return size > 0 && size <= 63
-  })
+  let size = 0
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i)
+    if (code === 0x2e) {
+      if (size === 0) return false
+      size = 0
+      continue
+    }
+    if (code < 0x80) size += 1
+    else if (code < 0x800) size += 2
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < name.length) {
+      // A surrogate pair is one code point of 4 octets; a lone surrogate encodes as U+FFFD (3).
+      const next = name.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        size += 4
+        i++
+      } else size += 3
+    } else size += 3
+    if (size > 63) return false
+  }
+  return size > 0
 }
 
 export function addressesOf(records: readonly DnsRecord[]): IpAddress[] {
@@ -97,12 +119,22 @@ export async function ptrNames(dns: DnsResolver, ip: IpAddress): Promise<PtrName
 /**
  * RFC 7208 §5.5: a PTR name is validated when one of its A/AAAA records is the client IP. A DNS
  * error on that lookup skips the name (§5.5: "that domain name is skipped and the search continues").
+ * 'void' is a lookup that found nothing (NXDOMAIN or no records, §4.6.4).
  */
-export async function isValidatedName(dns: DnsResolver, name: string, ip: IpAddress): Promise<boolean> {
-  if (!isQueryableName(name)) return false
+export async function validateName(
+  dns: DnsResolver,
+  name: string,
+  ip: IpAddress,
+): Promise<'validated' | 'not-validated' | 'void'> {
+  if (!isQueryableName(name)) return 'not-validated'
   const answer = await query(dns, name, addressType(ip))
-  if (answer.status !== 'ok') return false
-  return addressesOf(answer.records).some((address) => sameIp(address, ip))
+  if (isVoid(answer)) return 'void'
+  if (answer.status !== 'ok') return 'not-validated'
+  return addressesOf(answer.records).some((address) => sameIp(address, ip)) ? 'validated' : 'not-validated'
+}
+
+export async function isValidatedName(dns: DnsResolver, name: string, ip: IpAddress): Promise<boolean> {
+  return (await validateName(dns, name, ip)) === 'validated'
 }
 
 export function isSubdomainOrSelf(name: string, parent: string): boolean {
@@ -113,20 +145,34 @@ export function isSubdomainOrSelf(name: string, parent: string): boolean {
 
 /**
  * The `p` macro (RFC 7208 §7.3): a validated name of the client IP, preferring <domain> itself,
- * then a subdomain of it, then any; "unknown" when none validates or DNS fails.
+ * then a subdomain of it, then any; "unknown" when none validates or DNS fails. `voids` counts the
+ * lookups that found nothing (NXDOMAIN or no records, §4.6.4): the PTR query, or the address
+ * queries of the names it gave.
  */
-export async function validatedDomain(dns: DnsResolver, ip: IpAddress, domain: string): Promise<string> {
+export async function validatedDomainLookup(
+  dns: DnsResolver,
+  ip: IpAddress,
+  domain: string,
+): Promise<{ name: string; voids: number }> {
   const ptr = await ptrNames(dns, ip)
-  if (!ptr.ok) return 'unknown'
+  if (!ptr.ok) return { name: 'unknown', voids: ptr.void ? 1 : 0 }
   const validated: string[] = []
+  let voids = 0
   for (const name of ptr.names) {
-    if (await isValidatedName(dns, name, ip)) validated.push(name)
+    const outcome = await validateName(dns, name, ip)
+    if (outcome === 'validated') validated.push(name)
+    else if (outcome === 'void') voids++
   }
   const target = normalizeName(domain)
-  return (
+  const name =
     validated.find((name) => name === target) ??
     validated.find((name) => isSubdomainOrSelf(name, target)) ??
     validated[0] ??
     'unknown'
-  )
+  return { name, voids }
+}
+
+/** The `p` macro's value alone, where void lookups are not counted (exp= text, §6.2). */
+export async function validatedDomain(dns: DnsResolver, ip: IpAddress, domain: string): Promise<string> {
+  return (await validatedDomainLookup(dns, ip, domain)).name
 }

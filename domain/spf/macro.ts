@@ -25,7 +25,8 @@ export type MacroToken =
 
 /**
  * Where a macro string appears decides what it may contain: `c`, `r` and `t` only in explanation
- * text (§7.3), and spaces only in explanation text (§6.2 explain-string).
+ * text (§7.3: "allowed only in 'exp' text"), so not in the value of an unknown modifier either;
+ * spaces only in explanation text (§6.2 explain-string).
  */
 export type MacroContext = 'domain-spec' | 'explanation' | 'modifier'
 
@@ -44,7 +45,7 @@ function describeChar(char: string): string {
 }
 
 export function parseMacroString(text: string, context: MacroContext): MacroParse {
-  const letters = context === 'domain-spec' ? DOMAIN_LETTERS : ALL_LETTERS
+  const letters = context === 'explanation' ? ALL_LETTERS : DOMAIN_LETTERS
   const tokens: MacroToken[] = []
   let literal = ''
   const flush = () => {
@@ -203,8 +204,23 @@ export function urlEscape(text: string): string {
   return out
 }
 
+/** Splits on any of the delimiter characters, without building a RegExp per macro. */
+function splitOn(value: string, delimiters: string): string[] {
+  if (delimiters === '.') return value.split('.')
+  const parts: string[] = []
+  let start = 0
+  for (let i = 0; i < value.length; i++) {
+    if (delimiters.includes(value[i]!)) {
+      parts.push(value.slice(start, i))
+      start = i + 1
+    }
+  }
+  parts.push(value.slice(start))
+  return parts
+}
+
 function transform(value: string, token: Extract<MacroToken, { kind: 'macro' }>): string {
-  let parts = value.split(new RegExp(`[${token.delimiters.replace(/[-\\\]^]/g, '\\$&')}]`))
+  let parts = splitOn(value, token.delimiters)
   if (token.reverse) parts = parts.reverse()
   if (token.keep !== null && token.keep < parts.length) parts = parts.slice(parts.length - token.keep)
   return parts.join('.')

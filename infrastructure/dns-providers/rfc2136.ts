@@ -45,7 +45,7 @@ import {
   type TsigKey,
   verifyAnswer,
 } from './tsig.ts'
-import { fail, interpret } from './update-verdict.ts'
+import { fail, interpret, rcodeName } from './update-verdict.ts'
 
 export interface Rfc2136Options {
   /** The primary server that accepts updates (port 53 by default). */
@@ -123,7 +123,46 @@ export function createRfc2136Provider(options: Rfc2136Options): DnsProvider {
   async function update(zone: string, prerequisites: WireRecord[], updates: WireRecord[], what: string) {
     const id = newId()
     const reply = await exchange(id, buildUpdate(id, zone, prerequisites, updates))
-    return reply.ok ? interpret(reply.value.rcode, reply.value.check, what) : reply
+    if (!reply.ok) return reply
+    const verdict = interpret(reply.value.rcode, reply.value.check, what)
+    // An unsigned NOTAUTH or REFUSED is a key the server could not verify (PowerDNS) or a zone it
+    // does not serve, for which Knot DNS checks no key at all. An unsigned SOA query tells them
+    // apart: a server that serves the zone answers it authoritatively. Being unsigned, that answer
+    // only chooses between two failures; it never turns one into a success.
+    if (
+      !verdict.ok &&
+      verdict.failure.kind === 'bad_credentials' &&
+      reply.value.check.status === 'unsigned'
+    ) {
+      if ((await servesZone(zone)) === false) {
+        const code = rcodeName(reply.value.rcode)
+        return fail(
+          'not_found',
+          `${what}: the server does not serve zone ${zone} (${code}, no authoritative SOA)`,
+        )
+      }
+    }
+    return verdict
+  }
+
+  /** Whether the server answers the zone's SOA authoritatively; null when it cannot be asked. */
+  async function servesZone(zone: string): Promise<boolean | null> {
+    const id = newId()
+    let raw: Buffer | null = null
+    const outcome = await tcpExchange(server, buildQuery(id, zone, TYPE_CODES.SOA!), timeoutMs, (answer) => {
+      if (!answers(answer, id)) return false
+      raw = answer
+      return true
+    })
+    if (outcome.kind !== 'done' || raw === null) return null
+    try {
+      const message = raw as Buffer
+      const decoded = packet.decode(message)
+      const soa = (decoded.answers ?? []).some((a) => a.type === 'SOA' && normalizeName(a.name) === zone)
+      return rcodeOf(message) === 0 && decoded.flag_aa === true && soa
+    } catch {
+      return null
+    }
   }
 
   function configured(zone: Zone): ProviderResult<string> {

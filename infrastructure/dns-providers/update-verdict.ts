@@ -38,7 +38,10 @@ export const fail = (kind: ProviderError['kind'], message: string) => ({
  * - a TSIG error from the server (BADKEY, BADSIG, BADTIME; RFC 8945 §5.2), or a NOTAUTH or REFUSED
  *   it did not sign, means it could not verify us: wrong key name or secret, or clocks further apart
  *   than the fudge. BIND and Knot answer NOTAUTH with a TSIG error; PowerDNS an unsigned REFUSED
- *   (following RFC 3007 for updates) or NOTAUTH (for queries);
+ *   (following RFC 3007 for updates) or NOTAUTH (for queries). Knot also answers BADKEY for a key
+ *   it knows but whose ACL does not allow the action, so there that is bad_credentials too; and
+ *   it answers a zone it does not serve with an unsigned NOTAUTH, which rfc2136.ts tells apart
+ *   with an SOA query;
  * - a signed NOTAUTH means the key is fine but the server is not authoritative for the zone
  *   (RFC 2136 §3.1.1), a signed REFUSED that the key may not do this;
  * - a NOERROR that fails our own verification is not believed at all (RFC 8945 §5.4).

@@ -145,15 +145,47 @@ describe('processing limits (§4.6.4)', () => {
     })
   })
 
-  test('the %{p} macro counts as a lookup', async () => {
+  test('the %{p} macro is not a term of the 10-term limit (RFC 7208 §4.6.4)', async () => {
+    // Nine a: terms, then exists:%{p}...: ten terms; the PTR query of %{p} is not an eleventh.
+    // pyspf 2.0.14 and Mail::SPF 2.009 give pass here.
     const terms = Array.from({ length: 9 }, (_, i) => `a:h${i}.example.com`).join(' ')
-    const zone: Zone = { 'x.example.com': [a('127.0.0.2')], 'unknown.x.example.com': [a('127.0.0.2')] }
+    const zone: Zone = {
+      '10.2.0.192.in-addr.arpa': [ptr('mail.example.com')],
+      'mail.example.com': [a('192.0.2.10')],
+      'mail.example.com.ok.example.com': [a('127.0.0.2')],
+    }
     for (let i = 0; i < 9; i++) zone[`h${i}.example.com`] = [a('198.51.100.1')]
-    zone['example.com'] = [txt(`v=spf1 ${terms} exists:%{p}.x.example.com -all`)]
+    zone['example.com'] = [txt(`v=spf1 ${terms} exists:%{p}.ok.example.com -all`)]
+    const result = await check(zone)
+    expect(result).toMatchObject({ result: 'pass', lookups: 10, mechanism: 'exists:%{p}.ok.example.com' })
+    expect(result.queries).toContain('PTR 10.2.0.192.in-addr.arpa')
+    // An eleventh term is still one too many.
+    zone['example.com'] = [txt(`v=spf1 ${terms} a:h0.example.com exists:%{p}.ok.example.com -all`)]
     expect(await check(zone)).toMatchObject({ result: 'permerror', lookups: 11 })
-    zone['example.com'] = [txt(`v=spf1 ${terms} exists:%{d}.x.example.com -all`)]
-    zone['example.com.x.example.com'] = [a('127.0.0.2')]
-    expect(await check(zone)).toMatchObject({ result: 'pass', lookups: 10 })
+  })
+
+  test('a %{p} PTR lookup that finds nothing is a void lookup (RFC 7208 §4.6.4)', async () => {
+    // No PTR for the client: the PTR query is void (1), unknown.x.example.com is void (2), and
+    // nx.example.com is the third: permerror, as pyspf 2.0.14 and Mail::SPF 2.009 give.
+    const zone: Zone = {
+      'example.com': [txt('v=spf1 exists:%{p}.x.example.com exists:nx.example.com -all')],
+    }
+    expect(await check(zone)).toMatchObject({
+      result: 'permerror',
+      voidLookups: 3,
+      mechanism: 'exists:nx.example.com',
+      lookups: 2,
+    })
+    // The PTR answer names a host with no address: that address lookup is the void one (pyspf
+    // and Mail::SPF agree), so the third void is again nx.example.com.
+    const answered: Zone = {
+      'example.com': [txt('v=spf1 exists:%{p}.x.example.com exists:nx.example.com -all')],
+      '10.2.0.192.in-addr.arpa': [ptr('elsewhere.example.org')],
+    }
+    expect(await check(answered)).toMatchObject({ result: 'permerror', voidLookups: 3 })
+    // A PTR name that resolves but to another address is not void: one void (unknown.x...), then nx.
+    answered['elsewhere.example.org'] = [a('198.51.100.9')]
+    expect(await check(answered)).toMatchObject({ result: 'fail', voidLookups: 2 })
   })
 
   test('more than 10 MX records is a permerror; null MX names no host', async () => {

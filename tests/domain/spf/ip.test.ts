@@ -73,10 +73,23 @@ describe('IPv6 (RFC 4291 §2.2)', () => {
       '1.2.3.4::',
       ':',
       '',
+      // The one-pass parser's edges: a trailing or doubled colon, a tail not last, too many words.
+      '1:',
+      '1:::2',
+      ':::',
+      '1:2:3:4:5:6:7:1.2.3.4',
+      '1:2:3:4:5:6::1.2.3.4',
+      '::1.2.3.04',
+      '1.2.3.4:1::',
+      '::0x1',
+      '1:2 ',
     ]) {
       expect(parseIpv6(bad)).toBeNull()
     }
     expect(parseIpv6('1:2:3:4:5:6:7::')).not.toBeNull()
+    expect(formatIp(parseIpv6('1:2:3:4:5:6:1.2.3.4')!)).toBe('1:2:3:4:5:6:102:304')
+    expect(formatIp(parseIpv6('1:2:3:4:5::1.2.3.4')!)).toBe('1:2:3:4:5:0:102:304')
+    expect(formatIp(parseIpv6('::2:3:4:5:6:7:8')!)).toBe('0:2:3:4:5:6:7:8')
     expect(parseIpv6('1:2:3:4:5:6:7:8::')).toBeNull()
   })
 

@@ -38,6 +38,8 @@ describe('record selection (RFC 7208 §4.5, §3.3)', () => {
     expect(isSpfRecord('v=spf1\t-all')).toBe(false)
     expect(isSpfRecord(' v=spf1')).toBe(false)
     expect(isSpfRecord('spf2.0/pra -all')).toBe(false)
+    for (const other of ['v=spf', 'v-spf1', 'v=spf2', 'w=spf1', 'v=sp f1', ''])
+      expect(isSpfRecord(other)).toBe(false)
   })
 
   test('strings of one TXT record are joined without spaces', () => {
@@ -194,6 +196,12 @@ describe('syntax errors are located', () => {
     expect(error('v=spf1 redirect=').message).toContain('empty')
     expect(error('v=spf1 exp=-all').message).toContain('two labels')
     expect(error('v=spf1 foo=%abc').message).toContain("'%' must be followed by")
+    // §7.3: c, r and t are "allowed only in 'exp' text", so not in an unknown modifier either
+    // (pyspf 2.0.14 refuses them too; Mail::SPF 2.009 accepts them).
+    for (const letter of ['c', 'r', 't', 'C']) {
+      expect(error(`v=spf1 foo=%{${letter}} -all`).message).toContain('only allowed in exp text')
+    }
+    expect(parse('v=spf1 foo=%{d}.%{i}.%{p} -all').unknownModifiers).toHaveLength(1)
     expect(error('v=spf1 1up=foo').message).toContain('unknown mechanism')
     expect(error('v=spf1 =all').message).toContain('unknown mechanism')
     expect(error('v=spf1 redirect:example.com').message).toContain("unknown mechanism 'redirect'")
