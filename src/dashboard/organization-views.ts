@@ -62,7 +62,7 @@ export function organizationListView(input: {
 <th scope="row"><a href="${organizationDomainsHref(o.id)}">${o.name}</a></th>
 <td class="num">${o.domainCount}</td>
 <td>${time(o.createdAt)}</td>
-<td class="actions"><a href="/organizations/${o.id}/rename" aria-label="Rename ${o.name}">Rename</a><a href="/organizations/${o.id}/delete" aria-label="Delete ${o.name}">Delete</a></td></tr>`,
+<td><div class="actions"><a href="/organizations/${o.id}/rename" aria-label="Rename ${o.name}">Rename</a><a href="/organizations/${o.id}/delete" aria-label="Delete ${o.name}">Delete</a></div></td></tr>`,
   )
   const table =
     input.organizations.length === 0
