@@ -87,7 +87,8 @@ describe('renaming an organization', () => {
     const cases: [string, string][] = [
       ['beta CORP', 'An organization named &quot;beta CORP&quot; already exists.'],
       ['   ', 'The organization name is required.'],
-      ['Bell\u0007', 'The organization name must not contain control characters.'],
+      // A pasted tab: the name rules refuse it, at the field.
+      ['Tab\there', 'The organization name must not contain control characters.'],
     ]
     for (const [name, message] of cases) {
       const refused = await client.submit(`/organizations/${acme}/rename`, { name })
