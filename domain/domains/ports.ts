@@ -28,9 +28,12 @@ export interface DomainRef {
 export interface DomainStore {
   list(accountId: string, filter: DomainFilter, page: PageRequest): Promise<Page<Domain>>
   get(accountId: string, name: string): Promise<Domain | null>
-  /** `duplicate` when the account already has the name. */
-  insert(accountId: string, domain: NewDomain): Promise<Domain | 'duplicate'>
-  update(accountId: string, name: string, patch: DomainPatch): Promise<Domain | null>
+  /**
+   * `duplicate` when the account already has the name; `no_organization` when the organization
+   * was deleted between the use case's check and the write (docs/api.md, Organizations).
+   */
+  insert(accountId: string, domain: NewDomain): Promise<Domain | 'duplicate' | 'no_organization'>
+  update(accountId: string, name: string, patch: DomainPatch): Promise<Domain | 'no_organization' | null>
   /** Unverified domains added since `since`, oldest check first, across accounts (for the worker). */
   unverified(since: Date, limit: number): Promise<DomainRef[]>
 }

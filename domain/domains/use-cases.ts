@@ -20,6 +20,10 @@ export interface AddDomainInput {
   dkimSelectors?: string[]
 }
 
+/** Checked before the write, and again by the write itself when the organization was deleted meanwhile. */
+const noOrganization = () =>
+  invalid('organization_id', 'No organization with this id exists in your account.')
+
 export async function addDomain(
   deps: DomainDeps & { random: RandomBytes },
   input: AddDomainInput,
@@ -36,7 +40,7 @@ export async function addDomain(
   if (!selectors.ok) return invalid('dkim_selectors', selectors.reason)
   const organizationId = input.organizationId ?? null
   if (organizationId !== null && !(await deps.organizations.exists(input.accountId, organizationId))) {
-    return invalid('organization_id', 'No organization with this id exists in your account.')
+    return noOrganization()
   }
   const created = await deps.domains.insert(input.accountId, {
     name: checked.name,
@@ -47,6 +51,7 @@ export async function addDomain(
   })
   if (created === 'duplicate')
     return invalid('domain_name', `The domain ${checked.name} is already in your account.`)
+  if (created === 'no_organization') return noOrganization()
   return ok(created)
 }
 
@@ -87,8 +92,9 @@ export async function updateDomain(
     organizationId !== null &&
     !(await deps.organizations.exists(input.accountId, organizationId))
   ) {
-    return invalid('organization_id', 'No organization with this id exists in your account.')
+    return noOrganization()
   }
   const updated = await deps.domains.update(input.accountId, found.value.name, patch)
+  if (updated === 'no_organization') return noOrganization()
   return updated === null ? fail({ code: 'domain_not_found' }) : ok(updated)
 }

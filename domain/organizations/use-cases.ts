@@ -6,19 +6,64 @@ import type { Organization, OrganizationStore } from './organization.ts'
 
 export const MAX_ORGANIZATION_NAME = 200
 
-export async function createOrganization(
-  deps: { organizations: OrganizationStore },
-  input: { accountId: string; name: string },
-): Promise<Result<Organization>> {
+// C0 controls, DEL and C1 controls: invisible in a list, and a newline would break a log line or a
+// CSV export. Checked before white space is collapsed, so a tab is refused rather than made a space.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+const notFound = <T>() => fail<T>({ code: 'not_found', resource: 'organization' })
+
+/** The rules of an organization name (docs/api.md, Organizations), shared by create and rename. */
+export function normalizeOrganizationName(raw: string): Result<string> {
+  if (CONTROL.test(raw)) return invalid('name', 'The organization name must not contain control characters.')
   // Collapse inner runs of white space so "Acme  Corp" and "Acme Corp" are one name.
-  const name = input.name.trim().replace(/\s+/g, ' ')
+  const name = raw.trim().replace(/\s+/g, ' ')
   if (name === '') return invalid('name', 'The organization name is required.')
   if (name.length > MAX_ORGANIZATION_NAME) {
     return invalid('name', `The organization name may be at most ${MAX_ORGANIZATION_NAME} characters.`)
   }
-  const created = await deps.organizations.insert(input.accountId, name)
-  if (created === 'duplicate') return invalid('name', `An organization named "${name}" already exists.`)
+  return ok(name)
+}
+
+const duplicate = (name: string) => invalid('name', `An organization named "${name}" already exists.`)
+
+export async function createOrganization(
+  deps: { organizations: OrganizationStore },
+  input: { accountId: string; name: string },
+): Promise<Result<Organization>> {
+  const name = normalizeOrganizationName(input.name)
+  if (!name.ok) return name
+  const created = await deps.organizations.insert(input.accountId, name.value)
+  if (created === 'duplicate') return duplicate(name.value)
   return ok(created)
+}
+
+/**
+ * A new name under the rules of creation. Renaming to the same name, or changing only its case, is
+ * allowed (the uniqueness index ignores the organization itself).
+ */
+export async function renameOrganization(
+  deps: { organizations: OrganizationStore },
+  input: { accountId: string; id: number; name: string },
+): Promise<Result<Organization>> {
+  const name = normalizeOrganizationName(input.name)
+  if (!name.ok) {
+    // Another account's organization answers as a missing one, whatever the name (no enumeration).
+    return (await deps.organizations.get(input.accountId, input.id)) === null ? notFound() : name
+  }
+  const renamed = await deps.organizations.rename(input.accountId, input.id, name.value)
+  if (renamed === null) return notFound()
+  if (renamed === 'duplicate') return duplicate(name.value)
+  return ok(renamed)
+}
+
+/** Deletes the organization; its domains stay in the account, in no organization. */
+export async function deleteOrganization(
+  deps: { organizations: OrganizationStore },
+  input: { accountId: string; id: number },
+): Promise<Result<{ ungrouped: number }>> {
+  const deleted = await deps.organizations.delete(input.accountId, input.id)
+  return deleted === null ? notFound() : ok(deleted)
 }
 
 export async function getOrganization(
@@ -27,7 +72,7 @@ export async function getOrganization(
   id: number,
 ): Promise<Result<Organization>> {
   const found = await deps.organizations.get(accountId, id)
-  return found === null ? fail({ code: 'not_found', resource: 'organization' }) : ok(found)
+  return found === null ? notFound() : ok(found)
 }
 
 export async function listOrganizationDomains(

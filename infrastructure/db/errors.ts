@@ -5,6 +5,13 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || e.constraint_name === constraint || e.constraint === constraint
 }
 
+// SQLSTATE 23503: a row refers to one that is not there (or no longer, after a concurrent delete).
+export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
+  const e = findPgError(error)
+  if (e === null || e.code !== '23503') return false
+  return constraint === undefined || e.constraint_name === constraint || e.constraint === constraint
+}
+
 interface PgError {
   code?: string
   constraint_name?: string

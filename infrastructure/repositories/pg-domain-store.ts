@@ -4,7 +4,7 @@ import { UNCHECKED_STATUS } from '../../domain/domains/domain.ts'
 import type { DomainFilter, DomainPatch, DomainStore, NewDomain } from '../../domain/domains/ports.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
-import { isUniqueViolation } from '../db/errors.ts'
+import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.ts'
 import { domains } from '../db/schema/domains.ts'
 
 type Row = typeof domains.$inferSelect
@@ -33,6 +33,9 @@ function toDomain(row: Row): Domain {
     createdAt: row.createdAt,
   }
 }
+
+/** The use cases check the organization first; this catches one deleted between check and write. */
+const ORGANIZATION_FK = 'domains_organization_fk'
 
 export function pgDomainStore(db: Db): DomainStore {
   const scoped = (accountId: string, filter: DomainFilter) =>
@@ -106,6 +109,7 @@ export function pgDomainStore(db: Db): DomainStore {
         return toDomain(rows[0]!)
       } catch (error) {
         if (isUniqueViolation(error, 'domains_account_name_key')) return 'duplicate'
+        if (isForeignKeyViolation(error, ORGANIZATION_FK)) return 'no_organization'
         throw error
       }
     },
@@ -116,12 +120,17 @@ export function pgDomainStore(db: Db): DomainStore {
       if (patch.organizationId !== undefined) values.organizationId = patch.organizationId
       if (patch.dkimSelectors !== undefined) values.dkimSelectors = patch.dkimSelectors
       if (Object.keys(values).length === 0) return get(accountId, name)
-      const rows = await db
-        .update(domains)
-        .set(values)
-        .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
-        .returning()
-      return rows[0] === undefined ? null : toDomain(rows[0])
+      try {
+        const rows = await db
+          .update(domains)
+          .set(values)
+          .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
+          .returning()
+        return rows[0] === undefined ? null : toDomain(rows[0])
+      } catch (error) {
+        if (isForeignKeyViolation(error, ORGANIZATION_FK)) return 'no_organization'
+        throw error
+      }
     },
 
     async unverified(since, limit) {

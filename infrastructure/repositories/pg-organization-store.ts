@@ -4,7 +4,7 @@ import type { Organization, OrganizationStore } from '../../domain/organizations
 import { offsetOf } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
-import { organizations } from '../db/schema/domains.ts'
+import { domains, organizations } from '../db/schema/domains.ts'
 
 export function pgOrganizationStore(db: Db): OrganizationStore & OrganizationLookup {
   // The domain count is a correlated sub-select, scoped by account like the row itself. Written out in
@@ -16,20 +16,16 @@ export function pgOrganizationStore(db: Db): OrganizationStore & OrganizationLoo
     createdAt: organizations.createdAt,
     domainCount,
   }
+  const byId = (accountId: string, id: number) =>
+    and(eq(organizations.accountId, accountId), eq(organizations.id, id))
   const get = async (accountId: string, id: number): Promise<Organization | null> => {
-    const rows = await db
-      .select(columns)
-      .from(organizations)
-      .where(and(eq(organizations.accountId, accountId), eq(organizations.id, id)))
+    const rows = await db.select(columns).from(organizations).where(byId(accountId, id))
     return rows[0] ?? null
   }
   return {
     get,
     async exists(accountId, id) {
-      const rows = await db
-        .select({ id: organizations.id })
-        .from(organizations)
-        .where(and(eq(organizations.accountId, accountId), eq(organizations.id, id)))
+      const rows = await db.select({ id: organizations.id }).from(organizations).where(byId(accountId, id))
       return rows.length > 0
     },
     async list(accountId, page) {
@@ -55,6 +51,40 @@ export function pgOrganizationStore(db: Db): OrganizationStore & OrganizationLoo
         if (isUniqueViolation(error, 'organizations_account_name_key')) return 'duplicate'
         throw error
       }
+    },
+    async rename(accountId, id, name) {
+      try {
+        const rows = await db
+          .update(organizations)
+          .set({ name })
+          .where(byId(accountId, id))
+          .returning(columns)
+        return rows[0] ?? null
+      } catch (error) {
+        if (isUniqueViolation(error, 'organizations_account_name_key')) return 'duplicate'
+        throw error
+      }
+    },
+    async delete(accountId, id) {
+      return db.transaction(async (tx) => {
+        // Locked first: a domain joining it meanwhile waits on this lock (its foreign key check) and
+        // then finds it gone, instead of this delete failing on a domain it never saw.
+        const locked = await tx
+          .select({ id: organizations.id })
+          .from(organizations)
+          .where(byId(accountId, id))
+          .for('update')
+        if (locked.length === 0) return null
+        // The composite foreign key (organization_id, account_id) cannot SET NULL on delete: that
+        // would null account_id too, so the domains are taken out explicitly.
+        const ungrouped = await tx
+          .update(domains)
+          .set({ organizationId: null })
+          .where(and(eq(domains.accountId, accountId), eq(domains.organizationId, id)))
+          .returning({ id: domains.id })
+        await tx.delete(organizations).where(byId(accountId, id))
+        return { ungrouped: ungrouped.length }
+      })
     },
   }
 }

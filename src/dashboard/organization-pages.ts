@@ -1,23 +1,43 @@
 import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import { listDomains, updateDomain } from '../../domain/domains/use-cases.ts'
-import { createOrganization } from '../../domain/organizations/use-cases.ts'
+import type { Organization } from '../../domain/organizations/organization.ts'
+import {
+  createOrganization,
+  deleteOrganization,
+  renameOrganization,
+} from '../../domain/organizations/use-cases.ts'
 import type { Failure } from '../../domain/shared/result.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
-import { noteAccount, viewerOf } from './guards.ts'
-import { type FieldErrors, htmlResponse, redirectTo } from './layout.ts'
-import { type OrganizationForms, organizationListView } from './organization-views.ts'
+import { noteAccount, param, viewerOf } from './guards.ts'
+import { type FieldErrors, htmlResponse, messagePage, redirectTo } from './layout.ts'
+import {
+  deleteOrganizationView,
+  type OrganizationForms,
+  organizationListView,
+  renameOrganizationView,
+} from './organization-views.ts'
 import type { DashboardServices } from './services.ts'
 
-// /organizations: the account's organizations and the domains in each (issue #8), through the same
-// use cases as POST /api/v1/organizations and PATCH /api/v1/domains/{name} (organization_id).
-// Renaming and deleting are not offered: neither the API nor the store has them yet.
+// /organizations: the account's organizations and the domains in each (issue #8), renamed and
+// deleted (issue #19), through the same use cases as /api/v1/organizations and
+// PATCH /api/v1/domains/{name} (organization_id).
 
 const PER_PAGE = 50
 /** The assignment form's choices; an account with more organizations than this is not expected. */
 const MAX_CHOICES = 500
 /** Domain names suggested in the assignment form (any name of the account may still be typed). */
 const MAX_SUGGESTIONS = 1000
+/** An organization id in a path: a PostgreSQL `integer`, so at most nine digits are taken. */
+const ID = /^[1-9]\d{0,8}$/
+
+const NOTICES: Record<string, string> = {
+  created: 'The organization is created.',
+  assigned: 'The domain is assigned.',
+  unassigned: 'The domain is no longer in an organization.',
+  renamed: 'The organization is renamed.',
+  deleted: 'The organization is deleted. Its domains stay in your account, in no organization.',
+}
 
 function fieldErrors(failure: Failure, fallbackField: string): FieldErrors {
   if (failure.code === 'validation_failed') return failure.errors
@@ -50,6 +70,17 @@ export function organizationPages(s: DashboardServices, sessions: ReturnType<typ
     return htmlResponse(view, { status: extra.status ?? 200 })
   }
 
+  // Another account's organization, a deleted one and a malformed id all answer this same page.
+  const missing = (session: ActiveSession) =>
+    messagePage({
+      status: 404,
+      title: 'Not found',
+      message: 'This organization is not in your account.',
+      viewer: viewerOf(session),
+    })
+  const organizationOf = async (session: ActiveSession, id: string): Promise<Organization | null> =>
+    ID.test(id) ? s.organizations.get(session.accountId, Number(id)) : null
+
   return new Elysia({ name: 'dashboard:organizations' })
     .use(sessions)
     .get(
@@ -58,15 +89,8 @@ export function organizationPages(s: DashboardServices, sessions: ReturnType<typ
         noteAccount(request, session)
         const q = query as Record<string, string | undefined>
         const page = /^[1-9]\d{0,5}$/.test(q.page ?? '') ? Number(q.page) : 1
-        const notice =
-          q.created === '1'
-            ? 'The organization is created.'
-            : q.assigned === '1'
-              ? 'The domain is assigned.'
-              : q.unassigned === '1'
-                ? 'The domain is no longer in an organization.'
-                : null
-        return listPage(session, page, { notice })
+        const notice = Object.keys(NOTICES).find((key) => q[key] === '1')
+        return listPage(session, page, { notice: notice === undefined ? null : NOTICES[notice] })
       },
       { session: true },
     )
@@ -104,6 +128,70 @@ export function organizationPages(s: DashboardServices, sessions: ReturnType<typ
         })
         if (!updated.ok) return back(fieldErrors(updated.failure, 'domain'))
         return redirectTo(organizationId === '' ? '/organizations?unassigned=1' : '/organizations?assigned=1')
+      },
+      { session: true, csrf: true },
+    )
+    .get(
+      '/organizations/:id/rename',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        const organization = await organizationOf(session, param(params.id))
+        if (organization === null) return missing(session)
+        return htmlResponse(renameOrganizationView({ viewer: viewerOf(session), organization }))
+      },
+      { session: true },
+    )
+    .post(
+      '/organizations/:id/rename',
+      async ({ session, params, body, request }) => {
+        noteAccount(request, session)
+        const organization = await organizationOf(session, param(params.id))
+        if (organization === null) return missing(session)
+        const name = formOf(body).get('name') ?? ''
+        const renamed = await renameOrganization(s, {
+          accountId: session.accountId,
+          id: organization.id,
+          name,
+        })
+        if (!renamed.ok) {
+          // Deleted since it was read: the same answer as any organization not in the account.
+          if (renamed.failure.code === 'not_found') return missing(session)
+          const errors = fieldErrors(renamed.failure, 'name')
+          const view = renameOrganizationView({
+            viewer: viewerOf(session),
+            organization,
+            form: { name, errors },
+          })
+          return htmlResponse(view, { status: 400 })
+        }
+        return redirectTo('/organizations?renamed=1')
+      },
+      { session: true, csrf: true },
+    )
+    .get(
+      '/organizations/:id/delete',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        const organization = await organizationOf(session, param(params.id))
+        if (organization === null) return missing(session)
+        return htmlResponse(deleteOrganizationView({ viewer: viewerOf(session), organization }))
+      },
+      { session: true },
+    )
+    .post(
+      '/organizations/:id/delete',
+      async ({ session, params, request }) => {
+        noteAccount(request, session)
+        const id = param(params.id)
+        if (!ID.test(id)) return missing(session)
+        const deleted = await deleteOrganization(s, { accountId: session.accountId, id: Number(id) })
+        if (!deleted.ok) return missing(session)
+        s.logger.info('organization deleted', {
+          account_id: session.accountId,
+          organization_id: Number(id),
+          ungrouped_domains: deleted.value.ungrouped,
+        })
+        return redirectTo('/organizations?deleted=1')
       },
       { session: true, csrf: true },
     )

@@ -5,7 +5,8 @@ import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, field, layout, type Viewer } from './layout.ts'
 
 // /organizations: the account's organizations (groups of domains) with their domain counts, the
-// create form and the form that puts a domain in an organization (or takes it out).
+// create form and the form that puts a domain in an organization (or takes it out); the rename form
+// and the delete confirmation of one organization.
 
 export interface OrganizationForms {
   create?: { name?: string; errors?: FieldErrors }
@@ -60,14 +61,15 @@ export function organizationListView(input: {
     (o) => html`<tr>
 <th scope="row"><a href="${organizationDomainsHref(o.id)}">${o.name}</a></th>
 <td class="num">${o.domainCount}</td>
-<td>${time(o.createdAt)}</td></tr>`,
+<td>${time(o.createdAt)}</td>
+<td><div class="actions"><a href="/organizations/${o.id}/rename" aria-label="Rename ${o.name}">Rename</a><a href="/organizations/${o.id}/delete" aria-label="Delete ${o.name}">Delete</a></div></td></tr>`,
   )
   const table =
     input.organizations.length === 0
       ? html`<p class="panel">No organizations yet. Create one above to group the domains of a client, a brand or a department.</p>`
       : html`<table>
 <caption class="skip">Your organizations</caption>
-<thead><tr><th scope="col">Organization</th><th scope="col">Domains</th><th scope="col">Created</th></tr></thead>
+<thead><tr><th scope="col">Organization</th><th scope="col">Domains</th><th scope="col">Created</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody></table>`
   const pager =
     input.lastPage > 1
@@ -98,4 +100,37 @@ ${pager}
 ${errorSummary(assignErrors, { domain: 'Domain', organization_id: 'Organization' })}
 ${assign}`
   return layout({ title: 'Organizations', viewer: input.viewer, current: '/organizations', body })
+}
+
+export function renameOrganizationView(input: {
+  viewer: Viewer
+  organization: Organization
+  form?: { name?: string; errors?: FieldErrors }
+}): SafeHtml {
+  const { organization: o } = input
+  const errors = input.form?.errors ?? {}
+  const body = html`<p><a href="/organizations">← Organizations</a></p>
+<h1>Rename ${o.name}</h1>
+${errorSummary(errors, { name: 'New name' })}
+<form method="post" action="/organizations/${o.id}/rename" class="panel" novalidate>
+${csrfField(input.viewer.csrfToken)}
+${field({ name: 'name', label: 'New name', value: input.form?.name ?? o.name, hint: 'Unique in your account, ignoring case. Its domains stay in it.', required: true, errors, extra: html` maxlength="${MAX_ORGANIZATION_NAME}"` })}
+<div class="actions"><button type="submit">Rename organization</button><a href="/organizations">Cancel</a></div>
+</form>`
+  return layout({ title: `Rename ${o.name}`, viewer: input.viewer, current: '/organizations', body })
+}
+
+export function deleteOrganizationView(input: { viewer: Viewer; organization: Organization }): SafeHtml {
+  const { organization: o } = input
+  const domains =
+    o.domainCount === 0
+      ? 'It has no domains.'
+      : `Its ${o.domainCount === 1 ? 'domain stays' : `${o.domainCount} domains stay`} in your account, in no organization; ${o.domainCount === 1 ? 'its' : 'their'} reports, settings and DNS records are not touched.`
+  const body = html`<p><a href="/organizations">← Organizations</a></p>
+<h1>Delete ${o.name}?</h1>
+<section class="panel">
+<p>${domains}</p>
+<form method="post" action="/organizations/${o.id}/delete" class="actions">${csrfField(input.viewer.csrfToken)}<button type="submit" class="danger">Delete organization</button><a href="/organizations">Cancel</a></form>
+</section>`
+  return layout({ title: `Delete ${o.name}`, viewer: input.viewer, current: '/organizations', body })
 }

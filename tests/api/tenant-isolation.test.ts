@@ -446,6 +446,25 @@ const cases: Case[] = [
   },
   {
     method: 'GET',
+    route: '/api/v1/organizations/:group',
+    path: () => `/api/v1/organizations/${orgId}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'PATCH',
+    route: '/api/v1/organizations/:group',
+    path: () => `/api/v1/organizations/${orgId}`,
+    body: () => ({ name: 'Taken over' }),
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'DELETE',
+    route: '/api/v1/organizations/:group',
+    path: () => `/api/v1/organizations/${orgId}`,
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
+    method: 'GET',
     route: '/api/v1/organizations/:group/domains',
     path: () => `/api/v1/organizations/${orgId}/domains`,
     stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
@@ -469,6 +488,10 @@ beforeAll(async () => {
     body: { name: 'Owned' },
   })
   orgId = org.body.data.id
+  await t.request('PATCH', '/api/v1/domains/owned.example', {
+    token: owner.token,
+    body: { organization_id: orgId },
+  })
   const key = await t.request('POST', '/api/v1/embed-keys', {
     token: owner.token,
     body: { name: 'Owned', allowed_origins: ['https://owned.example'] },
@@ -569,5 +592,7 @@ describe('with another account’s token', () => {
     expect(res.body.data.automation_level).toBe('manual')
     const keys = await t.request('GET', '/api/v1/embed-keys', { token: owner.token })
     expect(keys.body.data.map((k: { id: string }) => k.id)).toEqual([embedKeyId])
+    const org = await t.request('GET', `/api/v1/organizations/${orgId}`, { token: owner.token })
+    expect(org.body.data).toMatchObject({ name: 'Owned', domain_count: 1 })
   })
 })
