@@ -119,6 +119,46 @@ describe('refused reports', () => {
   }
 })
 
+describe('the first real defect is named (issue #17)', () => {
+  const BROKEN_RECORD = `<record><row><source_ip>192.0.2.1</source_ip><count>1</count>
+    <policy_evaluated><disposition>none</disposition></policy_evaluated></row>
+    <identifiers></identifiers><auth_results/></record>`
+  const POLICY = '<policy_published><domain>example.com</domain></policy_published>'
+  const METADATA = `<report_metadata><org_name>x</org_name><report_id>r</report_id>${DATES}</report_metadata>`
+
+  test('records with defects but no report_metadata: the missing metadata is the reason', async () => {
+    const parsed = await parse(`<feedback>${POLICY}${BROKEN_RECORD}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata is missing' })
+  })
+  test('records with defects but no policy_published: the missing policy is the reason', async () => {
+    const parsed = await parse(`<feedback>${METADATA}${BROKEN_RECORD}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'policy_published is missing' })
+  })
+  test('neither: report_metadata first, as the schema orders them', async () => {
+    const parsed = await parse(`<feedback>${BROKEN_RECORD}${BROKEN_RECORD}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata is missing' })
+  })
+  test('a broken report_metadata after a broken record: the metadata is named', async () => {
+    const metadata = `<report_metadata><org_name>x</org_name>${DATES}</report_metadata>`
+    const parsed = await parse(`<feedback>${BROKEN_RECORD}${metadata}${POLICY}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata/report_id is missing' })
+  })
+  test('a broken record before complete metadata is still refused once the metadata is there', async () => {
+    const parsed = await parse(`<feedback>${BROKEN_RECORD}${METADATA}${POLICY}</feedback>`)
+    expect(parsed.error).toEqual({
+      code: 'missing_field',
+      message: 'record 1: identifiers/header_from is missing',
+    })
+    expect(parsed.metadata).toBeNull()
+    expect(parsed.records).toEqual([])
+  })
+  test('other defects of an early record (a bad count) wait the same way', async () => {
+    const record = BROKEN_RECORD.replace('<count>1</count>', '<count>x</count>')
+    const parsed = await parse(`<feedback>${POLICY}${record}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata is missing' })
+  })
+})
+
 describe('tolerated and recovered', () => {
   test('source IPs are kept in canonical form (RFC 5952), so one address is one source', async () => {
     const { records, error } = await parse(report().replace('192.0.2.1', ' 2001:DB8:0:0:0:0:0:1 '))
