@@ -28,7 +28,7 @@ ${showDomain ? html`<td>${domain}</td>` : ''}<td><code>${String(report.report_id
 <td>${time(toIso(report.begin_at))} – ${time(toIso(report.end_at))}</td>
 <td class="num">${fmt(Number(report.record_count ?? 0))}</td>
 <td class="num">${fmt(Number(report.message_count ?? 0))}</td>
-<td>${time(toIso(report.created_at))}</td></tr>`
+<td>${time(toIso(report.received_at))}</td></tr>`
   })}`
 }
 

@@ -72,6 +72,10 @@ export const aggregateReports = pgTable(
     recordCount: integer().notNull(),
     messageCount: bigint({ mode: 'number' }).notNull(),
     duplicatesSeen: integer().notNull().default(0),
+    // When the report's message arrived (its ingest_messages.received_at: HTTP/CLI/SMTP intake time,
+    // the IMAP server's INTERNALDATE), not when the job stored it (created_at); docs/ingestion.md.
+    // Without a message (TLS-RPT over HTTPS) it is the time of storage.
+    receivedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -178,6 +182,8 @@ export const forensicReports = pgTable(
     deliveryResult: text(),
     redacted: boolean().notNull(),
     report: jsonb().notNull(),
+    // When its message arrived, as for aggregate_reports.received_at.
+    receivedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -204,6 +210,8 @@ export const tlsReports = pgTable(
     successCount: bigint({ mode: 'number' }).notNull(),
     failureCount: bigint({ mode: 'number' }).notNull(),
     report: jsonb().notNull(),
+    // When its message arrived, as for aggregate_reports.received_at.
+    receivedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
