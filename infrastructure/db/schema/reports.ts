@@ -89,6 +89,8 @@ export const aggregateReports = pgTable(
       t.endAt,
     ),
     uniqueIndex('aggregate_reports_content_key').on(t.accountId, t.contentHash),
+    // Migration 0012 adds INCLUDE (account_id, end_at, reporter_org, message_count), which
+    // drizzle cannot express: the report list and the summaries' reporters read it alone.
     index().on(t.domainId, t.beginAt),
   ],
 )
