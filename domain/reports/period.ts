@@ -1,9 +1,9 @@
 import { invalid, ok, type Result } from '../shared/result.ts'
 
-// Report periods (docs/api.md "Periods"): `days` (default 30, 1..90: the last N days) or `from`/`to`
-// ISO dates spanning at most 366 days (a year of history, a leap year included); anything else is a
-// validation error, never a clamp. Summaries over a year stay within their target because they read
-// the daily and weekly rollups, never records (docs/ingestion.md "Benchmarks").
+// Report periods (docs/api.md "DMARC reports and periods"): `days` (default 30, 1..90: the last N
+// days) or `from`/`to` ISO dates spanning at most 366 days (a year of history, a leap year
+// included); anything else is a validation error, never a clamp. Summaries read the daily and
+// weekly rollups, never records; what a year costs them is in docs/ingestion.md "Benchmarks".
 
 export interface Period {
   /** Inclusive UTC dates, YYYY-MM-DD. */

@@ -43,7 +43,7 @@ async function withoutParallelWorkers(db: Db, query: SQL) {
  * (domain, begin) index to the period: without it, the last 30 days of a domain with a year of
  * history read the whole year's reports. Reporters send daily ranges (RFC 7489 §7.2: `ri` defaults
  * to a day; weekly ones are rare): a report whose range begins more than this before the period's
- * first day is not counted in it (docs/api.md "Periods").
+ * first day is not counted in it (docs/api.md "DMARC reports and periods").
  */
 export const REPORT_RANGE_MARGIN_DAYS = 31
 

@@ -15,7 +15,7 @@ export const PeriodQuery = {
   from: t.Optional(
     t.String({
       format: 'date',
-      description: 'First day (ISO date); from/to span at most 366 days (docs/api.md "Periods")',
+      description: 'First day (ISO date); from/to span at most 366 days',
     }),
   ),
   to: t.Optional(t.String({ format: 'date', description: 'Last day (ISO date, default today)' })),
@@ -36,7 +36,10 @@ export const LatestReportAt = t.Optional(
   ),
 )
 
-/** The meta an empty period adds (docs/api.md "Periods"); nothing when the period has reports. */
+/**
+ * The meta an empty period adds (docs/api.md "DMARC reports and periods"); nothing when the period
+ * has reports.
+ */
 export async function emptyPeriodMeta(
   reports: Pick<ReportReader, 'latestReportAt'>,
   accountId: string,
