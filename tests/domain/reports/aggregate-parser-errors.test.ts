@@ -104,11 +104,6 @@ describe('refused reports', () => {
       report().replace('<header_from>example.com</header_from>', ''),
       { code: 'missing_field', message: 'record 1: identifiers/header_from is missing' },
     ],
-    [
-      'a DKIM result without result',
-      report().replace('<result>pass</result></dkim>', '</dkim>'),
-      { code: 'missing_field', message: 'record 1: auth_results/dkim 1/result is missing' },
-    ],
   ]
   for (const [name, input, error] of cases) {
     test(name, async () => {
@@ -160,6 +155,19 @@ describe('the first real defect is named (issue #17)', () => {
 })
 
 describe('tolerated and recovered', () => {
+  test('an auth result without its result or domain is kept with an empty value, not refused', async () => {
+    // parsedmarc reads such reports (it skips a domainless result, a missing result is "none"):
+    // one incomplete result does not cost the report's other records (issue #17).
+    const noResult = await parse(report().replace('<result>pass</result></dkim>', '</dkim>'))
+    expect(noResult.error).toBeNull()
+    expect(noResult.records[0]!.dkim).toEqual([
+      { domain: 'example.com', selector: null, result: '', humanResult: null },
+    ])
+    const noDomain = await parse(report().replace('<spf><domain>example.com</domain>', '<spf>'))
+    expect(noDomain.error).toBeNull()
+    expect(noDomain.records[0]!.spf).toEqual([{ domain: '', scope: null, result: 'fail' }])
+  })
+
   test('source IPs are kept in canonical form (RFC 5952), so one address is one source', async () => {
     const { records, error } = await parse(report().replace('192.0.2.1', ' 2001:DB8:0:0:0:0:0:1 '))
     expect(error).toBeNull()
