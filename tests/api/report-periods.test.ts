@@ -25,6 +25,8 @@ function report(options: {
   begin: number
   records?: string[]
   identities?: boolean
+  /** Days the range covers (default 1). */
+  days?: number
 }) {
   const ids = options.identities ? 'identities' : 'identifiers'
   const records = (options.records ?? ['192.0.2.10:5'])
@@ -39,7 +41,7 @@ function report(options: {
     .join('')
   return `<?xml version="1.0"?><feedback><report_metadata><org_name>reporter.example</org_name>
     <email>dmarc@reporter.example</email><report_id>${options.id}</report_id>
-    <date_range><begin>${options.begin}</begin><end>${options.begin + 86_399}</end></date_range></report_metadata>
+    <date_range><begin>${options.begin}</begin><end>${options.begin + (options.days ?? 1) * 86_400 - 1}</end></date_range></report_metadata>
     <policy_published><domain>${options.domain}</domain><p>none</p></policy_published>${records}</feedback>`
 }
 
@@ -171,6 +173,24 @@ describe('a year of history (from/to up to 366 days)', () => {
 })
 
 describe('faults found on real reports', () => {
+  test('a report that begins before a period and reaches into it belongs to it', async () => {
+    const owner = await ownerWith('span.example')
+    // Five days from 12 days ago: it overlaps the last 10 days, and its figures count on its first day.
+    const id = await post(
+      owner,
+      email(report({ domain: 'span.example', id: 's-1', begin: daysAgo(12), days: 5 }), 's-1'),
+    )
+    expect((await settled(id)).status).toBe('processed')
+    const list = await get(owner, '/domains/span.example/reports?days=10')
+    expect(list.body.data.map((r: { report_id: string }) => r.report_id)).toEqual(['s-1'])
+    const summary = await get(owner, '/dmarc-reports/domains/span.example/summary?days=10')
+    expect(summary.body.data.totals).toMatchObject({ reports: 1, messages: 0 })
+    expect(summary.body.meta).toBeUndefined()
+    const before = await get(owner, '/dmarc-reports/domains/span.example/summary?days=7')
+    expect(before.body.data.totals.reports).toBe(0)
+    expect(before.body.meta).toEqual({ latest_report_at: new Date(daysAgo(12) * 1000).toISOString() })
+  })
+
   test('a report of zero records counts in totals.reports, as in reporters and the list', async () => {
     const owner = await ownerWith('zero.example')
     const id = await post(
