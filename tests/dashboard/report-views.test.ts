@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
 import type { Summary } from '../../infrastructure/repositories/pg-report-reader.ts'
+import { domainReportSections } from '../../src/dashboard/domain-detail-views.ts'
 import { reportsView } from '../../src/dashboard/report-views.ts'
 
 // The overview's empty month (issue #17): where the account's latest report is, and a link to the
@@ -52,4 +53,26 @@ test('no report at all, or a month with reports: no link', () => {
     }),
   )
   expect(busy).not.toContain('data-latest-report')
+})
+
+test('a domain page without reports this month links to the 30 days ending on its latest report', () => {
+  const sources = { items: [], total: 0, volume: 0, recommendations: [] }
+  const quiet = String(
+    domainReportSections('brand.example', {
+      period,
+      summary: emptySummary,
+      sources,
+      latest: new Date('2026-06-02T00:00:00Z'),
+    }),
+  )
+  expect(quiet).toContain('No reports in this period.')
+  expect(quiet).toContain(
+    '<a href="/reports/list?domain=brand.example&amp;from=2026-05-04&amp;to=2026-06-02">Show 2026-05-04 to 2026-06-02</a>',
+  )
+  // Never a report: the hint about rua= stays.
+  const never = String(
+    domainReportSections('brand.example', { period, summary: emptySummary, sources, latest: null }),
+  )
+  expect(never).toContain('Reports arrive once your DMARC record names a rua= address.')
+  expect(never).not.toContain('data-latest-report')
 })
