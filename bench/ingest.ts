@@ -213,17 +213,22 @@ if (only('queue')) {
 }
 await boss.stop({ graceful: false })
 
-// 3. Overview and domain summary for an account holding 10 million records: rollups and daily
-// totals for 10M records over 90 days (written directly, as the writer would have).
+// 3. Overview and domain summary for an account holding a year of reports: rollups, daily totals
+// and report rows for 20 domains over 366 days (written directly, as the writer would have), ~10 M
+// records in any 90 days and ~41 M in the year. Measured over 30, 90 and 366 days (from/to reach
+// a year, issue #17). BENCH_DAYS=90 builds only the last 90 days (the earlier sessions' data set).
 if (only('summary')) {
   const accountId = account.value.accountId
-  await database.db.execute(sql`truncate daily_rollups, daily_domain_totals, weekly_failing_sources`)
-  // 20 domains x 90 days; per domain-day ~5,560 records: 60 legitimate IPs carrying most mail and
-  // ~500 failing IPs (spoofers, forwarders) with 1-10 messages each.
+  const span = Number(process.env.BENCH_DAYS ?? 366)
+  await database.db.execute(
+    sql`truncate daily_rollups, daily_domain_totals, weekly_failing_sources, aggregate_reports cascade`,
+  )
+  // 20 domains x `span` days; per domain-day ~5,560 records: 60 legitimate IPs carrying most mail
+  // and ~500 failing IPs (spoofers, forwarders) with 1-10 messages each.
   await database.db.execute(sql`insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned, messages, reports)
     select ${accountId}, d.id, day::date, ('10.' || (d.id % 200) || '.' || (ip / 250) || '.' || (ip % 250))::inet,
       case when ip < 60 then 'none' else 'reject' end, ip < 60, ip < 40, case when ip < 60 then 900 + ip else 1 + ip % 10 end, 10
-    from domains d, generate_series(current_date - 89, current_date, interval '1 day') day, generate_series(0, 559) ip
+    from domains d, generate_series(current_date - ${span - 1}::int, current_date, interval '1 day') day, generate_series(0, 559) ip
     where d.account_id = ${accountId}`)
   await database.db.execute(sql`insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
       disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
@@ -235,9 +240,23 @@ if (only('summary')) {
     select account_id, domain_id, date_trunc('week', day)::date, source_ip, sum(messages)
     from daily_rollups where account_id = ${accountId} and not dkim_aligned and not spf_aligned
     group by account_id, domain_id, date_trunc('week', day)::date, source_ip`)
+  // The report rows the summaries' reporters and totals.reports read: 50 a domain-day (the
+  // rollups' `reports`), from 20 reporters, each one day long.
+  await database.db.execute(sql`insert into aggregate_reports (account_id, domain_id, reporter_org, reporter_email,
+      report_id, policy_domain, begin_at, end_at, content_hash, variant, policy, errors, record_count, message_count,
+      received_at)
+    select ${accountId}, d.id, 'receiver' || (r % 20) || '.example', 'dmarc@receiver' || (r % 20) || '.example',
+      d.id || '-' || to_char(day, 'YYYYMMDD') || '-' || r, d.name, day, day + interval '86399 seconds',
+      md5(d.id || '-' || day || '-' || r), 'rfc7489',
+      jsonb_build_object('domain', d.name, 'p', 'reject', 'adkim', 'r', 'aspf', 'r'), '[]'::jsonb, 111, 2000,
+      day + interval '1 day 3 hours'
+    from domains d, generate_series(current_date - ${span - 1}::int, current_date, interval '1 day') day,
+      generate_series(0, 49) r
+    where d.account_id = ${accountId}`)
   await database.db.execute(sql`vacuum analyze weekly_failing_sources`)
   // Steady state: autovacuum has visited the tables, so index-only scans need no heap visits.
   await database.db.execute(sql`vacuum analyze daily_rollups`)
+  await database.db.execute(sql`vacuum analyze aggregate_reports`)
   await database.db.execute(sql`analyze daily_domain_totals`)
   const records = rowsOf<{ n: number }>(
     await database.db.execute(sql`select (count(*) * 10)::bigint as n from daily_rollups`),
@@ -264,35 +283,32 @@ if (only('summary')) {
     times.sort((a, b) => a - b)
     return { median: times[10]!, p95: times[18]! }
   }
-  const overview = await time('/api/v1/dmarc-reports/overview?days=30')
-  const overview90 = await time('/api/v1/dmarc-reports/overview?days=90')
-  const summary = await time(`/api/v1/dmarc-reports/domains/${domains[3]}/summary?days=30`)
-  figures.push(
-    {
-      metric: 'records represented by the rollups',
-      value: `${(Number(records) / 1e6).toFixed(1)} M`,
-      target: '10 M',
-      ok: Number(records) >= 10e6,
-    },
-    {
-      metric: 'overview, 30 days (median / p95)',
-      value: `${overview.median.toFixed(0)} / ${overview.p95.toFixed(0)} ms`,
+  const today = new Date().toISOString().slice(0, 10)
+  const yearAgo = new Date(Date.now() - 365 * 86_400_000).toISOString().slice(0, 10)
+  const year = `from=${yearAgo}&to=${today}`
+  const measured: [string, string][] = [
+    ['overview, 30 days', '/api/v1/dmarc-reports/overview?days=30'],
+    ['overview, 90 days', '/api/v1/dmarc-reports/overview?days=90'],
+    ['overview, 366 days (from/to)', `/api/v1/dmarc-reports/overview?${year}`],
+    ['domain summary, 30 days', `/api/v1/dmarc-reports/domains/${domains[3]}/summary?days=30`],
+    ['domain summary, 90 days', `/api/v1/dmarc-reports/domains/${domains[3]}/summary?days=90`],
+    ['domain summary, 366 days (from/to)', `/api/v1/dmarc-reports/domains/${domains[3]}/summary?${year}`],
+  ]
+  figures.push({
+    metric: `records represented by the rollups (${span} days)`,
+    value: `${(Number(records) / 1e6).toFixed(1)} M`,
+    target: '10 M',
+    ok: Number(records) >= 10e6,
+  })
+  for (const [metric, path] of measured) {
+    const took = await time(path)
+    figures.push({
+      metric: `${metric} (median / p95)`,
+      value: `${took.median.toFixed(0)} / ${took.p95.toFixed(0)} ms`,
       target: '≤ 150 ms',
-      ok: overview.p95 <= 150,
-    },
-    {
-      metric: 'overview, 90 days (median / p95)',
-      value: `${overview90.median.toFixed(0)} / ${overview90.p95.toFixed(0)} ms`,
-      target: '≤ 150 ms',
-      ok: overview90.p95 <= 150,
-    },
-    {
-      metric: 'domain summary, 30 days (median / p95)',
-      value: `${summary.median.toFixed(0)} / ${summary.p95.toFixed(0)} ms`,
-      target: '≤ 150 ms',
-      ok: summary.p95 <= 150,
-    },
-  )
+      ok: took.p95 <= 150,
+    })
+  }
 }
 
 await db.drop()

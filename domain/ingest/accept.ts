@@ -20,6 +20,15 @@ export interface IngestMessageStore {
 }
 
 /**
+ * When the message arrived (docs/ingestion.md "Intake paths"): the arrival the intake path saw, or
+ * now. A date in the future (a server's clock) or an invalid one is not believed.
+ */
+export function arrival(arrivedAt: Date | undefined, now: Date): Date {
+  if (arrivedAt === undefined || Number.isNaN(arrivedAt.getTime())) return now
+  return arrivedAt.getTime() > now.getTime() ? now : arrivedAt
+}
+
+/**
  * The one durable write of report intake (contract §6). A message addressed to no account's report
  * address is refused (`not_found` recipient); an authenticated caller's message goes to its account.
  */
@@ -53,7 +62,7 @@ export async function acceptMessage(
     recipient: input.recipient,
     raw: input.raw,
     sha256: deps.sha256(input.raw),
-    receivedAt: deps.now(),
+    receivedAt: arrival(input.arrivedAt, deps.now()),
     deferJob: input.processInline === true,
   })
   return ok({ id, accountId })

@@ -19,6 +19,12 @@ export interface AcceptInput {
    * a caller that died first: it starts after a delay and finds the message already processed.
    */
   processInline?: boolean
+  /**
+   * When the message arrived where the intake path found it, if that was before this intake: the
+   * IMAP server's INTERNALDATE (RFC 9051 §2.3.3), since a mailbox may hold messages for days before
+   * a poll. Other paths receive the message themselves: their intake time is the arrival.
+   */
+  arrivedAt?: Date
 }
 
 export interface Accepted {

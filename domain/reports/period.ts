@@ -1,7 +1,9 @@
 import { invalid, ok, type Result } from '../shared/result.ts'
 
-// Contract §4: report periods are `days` (default 30, 1..90) or `from`/`to` ISO dates spanning at
-// most 90 days; anything else is a validation error, never a clamp.
+// Report periods (docs/api.md "DMARC reports and periods"): `days` (default 30, 1..90: the last N
+// days) or `from`/`to` ISO dates spanning at most 366 days (a year of history, a leap year
+// included); anything else is a validation error, never a clamp. Summaries read the daily and
+// weekly rollups, never records; what a year costs them is in docs/ingestion.md "Benchmarks".
 
 export interface Period {
   /** Inclusive UTC dates, YYYY-MM-DD. */
@@ -10,7 +12,10 @@ export interface Period {
 }
 
 export const DEFAULT_DAYS = 30
+/** The most `days` may ask for. */
 export const MAX_DAYS = 90
+/** The most days a `from`/`to` range may span, both ends included. */
+export const MAX_RANGE_DAYS = 366
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 
 const day = (date: Date) => date.toISOString().slice(0, 10)
@@ -25,13 +30,17 @@ export function periodOf(input: { days?: number; from?: string; to?: string }, n
       ['from', from],
       ['to', to],
     ] as const) {
-      if (!DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
+      // A real calendar day: Date.parse rolls 2026-02-30 over to March 2 rather than failing.
+      const parsed = Date.parse(`${value}T00:00:00Z`)
+      if (!DATE.test(value) || Number.isNaN(parsed) || day(new Date(parsed)) !== value) {
         return invalid(field, `The ${field} field must be an ISO date (YYYY-MM-DD).`)
       }
     }
     const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1
     if (span < 1) return invalid('to', 'The to date must not be before the from date.')
-    if (span > MAX_DAYS) return invalid('to', `The period may span at most ${MAX_DAYS} days.`)
+    if (span > MAX_RANGE_DAYS) {
+      return invalid('to', `The period from ${from} to ${to} spans ${span} days; at most ${MAX_RANGE_DAYS}.`)
+    }
     return ok({ from, to })
   }
   const days = input.days ?? DEFAULT_DAYS

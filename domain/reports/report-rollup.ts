@@ -223,10 +223,13 @@ export function createRollupAccumulator(): RollupAccumulator {
       if (outcome.dmarcPass) totals.dmarcPass += count
       if (outcome.dkimAligned) totals.dkimAligned += count
       if (outcome.spfAligned) totals.spfAligned += count
-      // The parser lower-cases dispositions; unknown ones are kept and counted as "other".
+      // The parser lower-cases dispositions; unknown ones are kept and counted as "other". RFC 9990's
+      // `pass` (DMARC passed, no policy applied) is delivery without action: counted as `none`
+      // (normalizeDisposition in alignment.ts; docs/decisions-aggregate-parser.md).
       if (record.disposition === 'none') totals.dispositionNone += count
       else if (record.disposition === 'quarantine') totals.dispositionQuarantine += count
       else if (record.disposition === 'reject') totals.dispositionReject += count
+      else if (record.disposition === 'pass') totals.dispositionNone += count
       else totals.dispositionOther += count
       sources.add(record, outcome)
       for (const signature of record.dkim) {

@@ -106,6 +106,13 @@ function describe(error: unknown): string {
   return typeof text === 'string' && text ? `${error.message}: ${text}` : error.message
 }
 
+function internalDateOf(fetched: { internalDate?: Date | string }): Date | undefined {
+  const value = fetched.internalDate
+  if (value === undefined) return undefined
+  const date = value instanceof Date ? value : new Date(value)
+  return Number.isNaN(date.getTime()) ? undefined : date
+}
+
 /** MOVE by UID; sequence numbers shift as earlier messages leave the folder. */
 async function move(ctx: Context, uid: number, folder: string): Promise<boolean> {
   const moved = await ctx.client.messageMove(String(uid), folder, { uid: true })
@@ -131,9 +138,13 @@ async function processMessage(ctx: Context, uid: number, size: number | undefine
     return reject(ctx, uid, 'over the size limit', { bytes: size, limit: maxBytes })
   }
   // A partial FETCH bounds the download even if the server under-reported RFC822.SIZE.
-  const fetched = await client.fetchOne(String(uid), { source: { maxLength: maxBytes + 1 } }, { uid: true })
+  const fetched = await client.fetchOne(
+    String(uid),
+    { source: { maxLength: maxBytes + 1 }, internalDate: true },
+    { uid: true },
+  )
   const raw = fetched ? fetched.source : undefined
-  if (!raw) {
+  if (!fetched || !raw) {
     // Expunged by another client since the listing: not ours to count, and nothing lost by us.
     deps.logger.info('imap message vanished before it was downloaded', { uid })
     return 'vanished'
@@ -144,7 +155,8 @@ async function processMessage(ctx: Context, uid: number, size: number | undefine
   const recipient = ctx.recipient ?? headerRecipient(raw)
   let result: Awaited<ReturnType<AcceptMessage>>
   try {
-    result = await deps.accept({ raw, recipient, source: 'imap' })
+    // INTERNALDATE: when the server received the message, which may be long before this poll.
+    result = await deps.accept({ raw, recipient, source: 'imap', arrivedAt: internalDateOf(fetched) })
   } catch (error) {
     // Retryable trouble (the database is down): the message stays, and so do the ones after it.
     deps.logger.error('imap message not accepted, will retry on the next poll', {

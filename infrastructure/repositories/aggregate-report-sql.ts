@@ -109,10 +109,14 @@ rollups as (
 )`
 }
 
+// received_at is when the report's message arrived (its intake, or the IMAP server's INTERNALDATE:
+// docs/ingestion.md), not when this job stores it; without a message, now.
 const REPORT_ROW = `insert into aggregate_reports (account_id, domain_id, message_id, reporter_org, reporter_email,
-    report_id, policy_domain, begin_at, end_at, content_hash, variant, policy, errors, record_count, message_count)
-  values (@account, @domain, @message, @org, @email, @reportIdText, @policyDomain, to_timestamp(@begin),
-    to_timestamp(@end), @contentHash, @variant, @policy::jsonb, @errors::jsonb, @records, @totalMessages)
+    report_id, policy_domain, begin_at, end_at, content_hash, variant, policy, errors, record_count, message_count,
+    received_at)
+  values (@account, @domain, @message::uuid, @org, @email, @reportIdText, @policyDomain, to_timestamp(@begin),
+    to_timestamp(@end), @contentHash, @variant, @policy::jsonb, @errors::jsonb, @records, @totalMessages,
+    coalesce((select m.received_at from ingest_messages m where m.id = @message::uuid), now()))
   on conflict do nothing returning id`
 
 /** Large reports: the report row first (figures zero until FINISH), then COPY, then FINISH. */

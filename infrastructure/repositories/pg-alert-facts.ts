@@ -178,7 +178,8 @@ export function pgAlertFacts(db: Db) {
     },
 
     /**
-     * When the last aggregate report for the domain was stored; null when none is kept. Reports
+     * When the last aggregate report for the domain arrived (received_at: its message's arrival, not
+     * the time the job stored it); null when none is kept. Reports
      * covering the last 30 days are looked at first (a range of the (domain, begin) index: a busy
      * domain keeps many thousands of reports); older ones only when there are none.
      */
@@ -186,7 +187,7 @@ export function pgAlertFacts(db: Db) {
       const recent = sql`and begin_at >= ${new Date(now.getTime() - 30 * 86_400_000).toISOString()}::timestamptz`
       for (const range of [recent, sql.empty()]) {
         const rows = rowsOf<{ at: unknown }>(
-          await db.execute(sql`select max(created_at) as at from aggregate_reports
+          await db.execute(sql`select max(received_at) as at from aggregate_reports
             where account_id = ${accountId} and domain_id = ${domainId} ${range}`),
         )
         const at = rows[0]?.at

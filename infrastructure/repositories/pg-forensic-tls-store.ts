@@ -26,9 +26,15 @@ export interface StoredTlsReport {
   failure_count: number
   report: TlsRptReport
   created_at: string
+  /** When its message arrived (the time of storage for TLS-RPT posted over HTTPS). */
+  received_at: string
 }
 
 const isoOf = (value: unknown) => new Date(value instanceof Date ? value : String(value)).toISOString()
+
+/** A report's received_at: when its message arrived (docs/ingestion.md); without one, now. */
+const receivedAt = (messageId: string | null) =>
+  sql`coalesce((select m.received_at from ingest_messages m where m.id = ${messageId}::uuid), now())`
 
 export function pgForensicTlsStore(db: Db) {
   return {
@@ -52,11 +58,11 @@ export function pgForensicTlsStore(db: Db) {
       const r = input.report
       const inserted = rowsOf<{ id: string }>(
         await db.execute(sql`insert into forensic_reports (account_id, domain_id, message_id, content_hash, arrival_at,
-            source_ip, reported_domain, auth_failure, delivery_result, redacted, report)
+            source_ip, reported_domain, auth_failure, delivery_result, redacted, report, received_at)
           values (${input.accountId}, ${input.domainId}, ${input.messageId}, ${input.contentHash},
             ${r.arrivalTime === null ? null : new Date(r.arrivalTime * 1000).toISOString()}::timestamptz,
             ${r.sourceIp}::inet, ${r.reportedDomains[0] ?? null}, ${r.authFailure}, ${r.deliveryResult},
-            ${r.localPartsRedacted}, ${JSON.stringify(r)}::jsonb)
+            ${r.localPartsRedacted}, ${JSON.stringify(r)}::jsonb, ${receivedAt(input.messageId)})
           on conflict do nothing returning id`),
       )
       if (inserted[0] !== undefined) return { status: 'stored', id: Number(inserted[0].id) }
@@ -75,19 +81,19 @@ export function pgForensicTlsStore(db: Db) {
           filter.domainId === undefined ? undefined : sql`f.domain_id = ${filter.domainId}`,
           filter.since === undefined
             ? undefined
-            : sql`coalesce(f.arrival_at, f.created_at) >= ${filter.since}::timestamptz`,
+            : sql`coalesce(f.arrival_at, f.received_at) >= ${filter.since}::timestamptz`,
           filter.until === undefined
             ? undefined
-            : sql`coalesce(f.arrival_at, f.created_at) <= ${filter.until}::timestamptz`,
+            : sql`coalesce(f.arrival_at, f.received_at) <= ${filter.until}::timestamptz`,
           filter.sourceIp === undefined ? undefined : sql`f.source_ip = ${filter.sourceIp}::inet`,
         ].filter((part) => part !== undefined),
         sql` and `,
       )
       const [rows, totals] = await Promise.all([
         db.execute(sql`select f.id, d.name as domain, f.arrival_at, host(f.source_ip) as source_ip, f.reported_domain,
-            f.auth_failure, f.delivery_result, f.redacted, f.report, f.created_at
+            f.auth_failure, f.delivery_result, f.redacted, f.report, f.created_at, f.received_at
           from forensic_reports f join domains d on d.id = f.domain_id
-          where ${where} order by coalesce(f.arrival_at, f.created_at) desc, f.id desc
+          where ${where} order by coalesce(f.arrival_at, f.received_at) desc, f.id desc
           limit ${page.perPage} offset ${offsetOf(page)}`),
         db.execute(sql`select count(*)::int as n from forensic_reports f where ${where}`),
       ])
@@ -100,7 +106,7 @@ export function pgForensicTlsStore(db: Db) {
     async forensic(accountId: string, id: number) {
       const rows = rowsOf<Record<string, unknown>>(
         await db.execute(sql`select f.id, d.name as domain, f.arrival_at, host(f.source_ip) as source_ip, f.reported_domain,
-            f.auth_failure, f.delivery_result, f.redacted, f.report, f.created_at
+            f.auth_failure, f.delivery_result, f.redacted, f.report, f.created_at, f.received_at
           from forensic_reports f join domains d on d.id = f.domain_id
           where f.account_id = ${accountId} and f.id = ${id}`),
       )
@@ -118,9 +124,10 @@ export function pgForensicTlsStore(db: Db) {
       const failure = r.policies.reduce((s, p) => s + p.totalFailureSessionCount, 0)
       const inserted = rowsOf<{ id: string }>(
         await db.execute(sql`insert into tls_reports (account_id, domain_id, message_id, organization, report_id,
-            begin_at, end_at, success_count, failure_count, report)
+            begin_at, end_at, success_count, failure_count, report, received_at)
           values (${input.accountId}, ${input.domainId}, ${input.messageId}, ${r.organizationName}, ${r.reportId},
-            to_timestamp(${r.begin}), to_timestamp(${r.end}), ${success}, ${failure}, ${JSON.stringify(r)}::jsonb)
+            to_timestamp(${r.begin}), to_timestamp(${r.end}), ${success}, ${failure}, ${JSON.stringify(r)}::jsonb,
+            ${receivedAt(input.messageId)})
           on conflict do nothing returning id`),
       )
       if (inserted[0] !== undefined) return { status: 'stored', id: Number(inserted[0].id) }
@@ -135,7 +142,7 @@ export function pgForensicTlsStore(db: Db) {
     async tlsReport(accountId: string, id: number): Promise<StoredTlsReport | null> {
       const rows = rowsOf<Record<string, unknown>>(
         await db.execute(sql`select t.id, d.name as domain, t.organization, t.report_id, t.begin_at, t.end_at,
-            t.success_count, t.failure_count, t.report, t.created_at
+            t.success_count, t.failure_count, t.report, t.created_at, t.received_at
           from tls_reports t join domains d on d.id = t.domain_id
           where t.account_id = ${accountId} and t.id = ${id}`),
       )
@@ -153,6 +160,7 @@ export function pgForensicTlsStore(db: Db) {
         // jsonb arrives parsed; text is parsed too, should a driver hand the column over as such.
         report: (typeof row.report === 'string' ? JSON.parse(row.report) : row.report) as TlsRptReport,
         created_at: isoOf(row.created_at),
+        received_at: isoOf(row.received_at),
       }
     },
 

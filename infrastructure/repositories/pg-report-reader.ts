@@ -38,6 +38,32 @@ async function withoutParallelWorkers(db: Db, query: SQL) {
   })
 }
 
+/**
+ * How long before a period a report overlapping it may begin. The bound keeps each read of the
+ * (domain, begin) index to the period: without it, the last 30 days of a domain with a year of
+ * history read the whole year's reports. Reporters send daily ranges (RFC 7489 §7.2: `ri` defaults
+ * to a day; weekly ones are rare): a report whose range begins more than this before the period's
+ * first day is not counted in it (docs/api.md "DMARC reports and periods").
+ */
+export const REPORT_RANGE_MARGIN_DAYS = 31
+
+/** Reports (alias `a`) overlapping the period; see REPORT_RANGE_MARGIN_DAYS. */
+const overlapping = (period: Period) =>
+  sql`a.begin_at >= (${period.from}::date - ${REPORT_RANGE_MARGIN_DAYS}::int) and a.begin_at < (${period.to}::date + 1)
+    and a.end_at >= ${period.from}::date`
+
+/**
+ * The reports of the domain, or of every domain of the account (through `domains`, so that each
+ * domain's part is a range of the (domain, begin) index, which covers what these reads need:
+ * migration 0013).
+ */
+const reportsOf = (accountId: string, domainId: number | null) =>
+  domainId === null
+    ? sql`aggregate_reports a join domains d on d.id = a.domain_id and d.account_id = a.account_id
+        where d.account_id = ${accountId}`
+    : sql`aggregate_reports a join domains d on d.id = a.domain_id
+        where a.account_id = ${accountId} and a.domain_id = ${domainId}`
+
 export function pgReportReader(db: Db) {
   const scope = (accountId: string, domainId: number | null) =>
     domainId === null
@@ -58,15 +84,14 @@ export function pgReportReader(db: Db) {
      * API always passes its route's domain.
      */
     async listReports(accountId: string, domainId: number | null, period: Period, page: PageRequest) {
-      const where = sql`${scope(accountId, domainId)}
-        and r.begin_at < (${period.to}::date + 1) and r.end_at >= ${period.from}::date`
+      const from = sql`${reportsOf(accountId, domainId)} and ${overlapping(period)}`
       const [rows, totals] = await Promise.all([
-        db.execute(sql`select r.id, d.name as domain, r.reporter_org, r.reporter_email, r.report_id, r.policy_domain,
-            r.begin_at, r.end_at, r.record_count, r.message_count, r.duplicates_seen, r.variant, r.created_at
-          from aggregate_reports r join domains d on d.id = r.domain_id where ${where}
-          order by r.begin_at desc, r.id desc
+        db.execute(sql`select a.id, d.name as domain, a.reporter_org, a.reporter_email, a.report_id, a.policy_domain,
+            a.begin_at, a.end_at, a.record_count, a.message_count, a.duplicates_seen, a.variant, a.received_at
+          from ${from}
+          order by a.begin_at desc, a.id desc
           limit ${page.perPage} offset ${offsetOf(page)}`),
-        db.execute(sql`select count(*)::int as n from aggregate_reports r where ${where}`),
+        db.execute(sql`select count(*)::int as n from ${from}`),
       ])
       return { items: rowsOf<Record<string, unknown>>(rows), total: num(rowsOf<{ n: number }>(totals)[0]?.n) }
     },
@@ -76,7 +101,7 @@ export function pgReportReader(db: Db) {
       const reports = rowsOf<Record<string, unknown>>(
         await db.execute(sql`select r.id, d.name as domain, r.reporter_org, r.reporter_email, r.report_id,
             r.policy_domain, r.begin_at, r.end_at, r.record_count, r.message_count, r.duplicates_seen, r.variant,
-            r.policy, r.errors, r.created_at
+            r.policy, r.errors, r.received_at
           from aggregate_reports r join domains d on d.id = r.domain_id
           where ${scope(accountId, domainId)} and r.id = ${id}`),
       )
@@ -97,7 +122,7 @@ export function pgReportReader(db: Db) {
     async summary(accountId: string, domainId: number | null, period: Period): Promise<Summary> {
       const split = splitWeeks(period)
       const totalsWhere = sql`${scope(accountId, domainId)} and r.day between ${period.from}::date and ${period.to}::date`
-      const [daily, dispositions, failing, reporters, sources] = await Promise.all([
+      const [daily, dispositions, failing, reporters] = await Promise.all([
         db.execute(sql`select to_char(r.day, 'YYYY-MM-DD') as day, sum(r.messages) as messages,
             sum(r.dmarc_pass) as dmarc_pass, sum(r.dkim_aligned) as dkim_aligned, sum(r.spf_aligned) as spf_aligned
           from daily_domain_totals r where ${totalsWhere} group by r.day order by r.day`),
@@ -131,13 +156,13 @@ export function pgReportReader(db: Db) {
           select host(top.source_ip) as source_ip, s.ptr, top.failing
           from top left join source_ips s on s.ip = top.source_ip order by top.failing desc`,
         ),
-        db.execute(sql`select a.reporter_org as org_name, count(*)::int as reports, sum(a.message_count) as messages
-          from aggregate_reports a where ${domainId === null ? sql`a.account_id = ${accountId}` : sql`a.account_id = ${accountId} and a.domain_id = ${domainId}`}
-            and a.begin_at < (${period.to}::date + 1) and a.end_at >= ${period.from}::date
+        // Every stored report overlapping the period counts in totals.reports, as in the report list
+        // (a report of zero records included: it has no rollup rows). The window sum is over every
+        // reporter, before the top 10 are kept.
+        db.execute(sql`select a.reporter_org as org_name, count(*)::int as reports, sum(a.message_count) as messages,
+            (sum(count(*)) over ())::int as all_reports
+          from ${reportsOf(accountId, domainId)} and ${overlapping(period)}
           group by a.reporter_org order by messages desc limit 10`),
-        db.execute(
-          sql`select coalesce(sum(r.reports), 0)::int as reports from daily_domain_totals r where ${totalsWhere}`,
-        ),
       ])
       const days = rowsOf<Record<string, unknown>>(daily).map((d) => ({
         day: String(d.day),
@@ -148,13 +173,13 @@ export function pgReportReader(db: Db) {
       }))
       const sum = (key: 'messages' | 'dmarc_pass' | 'dkim_aligned' | 'spf_aligned') =>
         days.reduce((s, d) => s + d[key], 0)
-      const counts = rowsOf<{ reports: number }>(sources)[0]
+      const reporterRows = rowsOf<Record<string, unknown>>(reporters)
       const totals = {
         messages: sum('messages'),
         dmarc_pass: sum('dmarc_pass'),
         dkim_aligned: sum('dkim_aligned'),
         spf_aligned: sum('spf_aligned'),
-        reports: num(counts?.reports),
+        reports: num(reporterRows[0]?.all_reports),
       }
       return {
         totals,
@@ -173,12 +198,34 @@ export function pgReportReader(db: Db) {
           ptr: (f.ptr as string | null) ?? null,
           failing: num(f.failing),
         })),
-        reporters: rowsOf<Record<string, unknown>>(reporters).map((r) => ({
+        reporters: reporterRows.map((r) => ({
           org_name: String(r.org_name),
           reports: num(r.reports),
           messages: num(r.messages),
         })),
       }
+    },
+
+    /**
+     * When the most recent aggregate report of the domain (of every domain of the account when
+     * `domainId` is null) begins, for a period that holds none (docs/api.md `latest_report_at`);
+     * null when there is no report at all. Read through the (domain, begin) index, one probe per
+     * domain.
+     */
+    async latestReportAt(accountId: string, domainId: number | null): Promise<Date | null> {
+      const rows = rowsOf<{ at: unknown }>(
+        await db.execute(
+          domainId === null
+            ? sql`select max(l.begin_at) as at from domains d cross join lateral (
+                  select a.begin_at from aggregate_reports a where a.domain_id = d.id and a.account_id = d.account_id
+                  order by a.begin_at desc limit 1) l
+                where d.account_id = ${accountId}`
+            : sql`select max(begin_at) as at from aggregate_reports
+                where account_id = ${accountId} and domain_id = ${domainId}`,
+        ),
+      )
+      const at = rows[0]?.at
+      return at === null || at === undefined ? null : at instanceof Date ? at : new Date(String(at))
     },
 
     /** DKIM selectors seen signing the domain's (or a subdomain's) mail in its reports, most used first. */

@@ -5,6 +5,7 @@ import type { Recommendation } from '../../domain/sources/recommendation.ts'
 import type { Summary } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { dailySeries, volumeChart } from './chart-views.ts'
 import { html, type SafeHtml } from './html.ts'
+import { latestReportJump } from './report-frame-views.ts'
 import { sourcesTable } from './source-views.ts'
 
 // The report side of a domain's page: the last 30 days as a chart with the same figures as a
@@ -15,6 +16,8 @@ const pct = (n: number | null) => (n === null ? '–' : `${n.toFixed(1)}%`)
 export interface DomainReportData {
   period: Period
   summary: Summary
+  /** When the period holds no report: where the domain's latest report begins (null: none). */
+  latest?: Date | null
   sources: {
     items: readonly SourceView[]
     total: number
@@ -23,7 +26,7 @@ export interface DomainReportData {
   }
 }
 
-function dailySection(domain: string, period: Period, summary: Summary): SafeHtml {
+function dailySection(domain: string, period: Period, summary: Summary, latest: Date | null): SafeHtml {
   const points = dailySeries(period, summary.daily)
   const total = summary.totals.messages
   return html`<section class="panel" aria-labelledby="daily"><h2 id="daily">Mail in the last 30 days</h2>
@@ -35,16 +38,19 @@ function dailySection(domain: string, period: Period, summary: Summary): SafeHtm
 <dt>SPF aligned</dt><dd>${pct(summary.rates.spf_aligned)}</dd>
 </dl>
 ${
-  total === 0
-    ? html`<p class="muted">No messages reported in this period. Reports arrive once your DMARC record names a rua= address.</p>`
-    : html`${volumeChart(points)}
+  total === 0 && latest !== null && summary.totals.reports === 0
+    ? html`<p class="muted">No reports in this period.</p>
+${latestReportJump(latest, (jump) => `/reports/list?${new URLSearchParams({ domain, from: jump.from, to: jump.to }).toString()}`, domain)}`
+    : total === 0
+      ? html`<p class="muted">No messages reported in this period. Reports arrive once your DMARC record names a rua= address.</p>`
+      : html`${volumeChart(points)}
 <details><summary>The figures as a table</summary>
 <table><caption class="skip">Messages and DMARC pass rate per day</caption>
 <thead><tr><th scope="col">Day</th><th scope="col" class="num">Messages</th><th scope="col" class="num">DMARC pass</th><th scope="col" class="num">Pass rate</th></tr></thead>
 <tbody>${points.map(
-        (p) =>
-          html`<tr><th scope="row">${p.day}</th><td class="num">${formatCount(p.messages)}</td><td class="num">${formatCount(p.dmarcPass)}</td><td class="num">${pct(p.rate)}</td></tr>`,
-      )}</tbody></table></details>`
+          (p) =>
+            html`<tr><th scope="row">${p.day}</th><td class="num">${formatCount(p.messages)}</td><td class="num">${formatCount(p.dmarcPass)}</td><td class="num">${pct(p.rate)}</td></tr>`,
+        )}</tbody></table></details>`
 }
 </section>`
 }
@@ -68,6 +74,6 @@ ${
 
 /** The chart and the top sources, placed on the domain page below its posture. */
 export function domainReportSections(domain: string, data: DomainReportData): SafeHtml {
-  return html`${dailySection(domain, data.period, data.summary)}
+  return html`${dailySection(domain, data.period, data.summary, data.latest ?? null)}
 ${sourcesSection(domain, data.sources)}`
 }

@@ -116,7 +116,9 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       s.reports.summary(accountId, domainId, period),
       readSources({ accountId, domainId, name }, period, {}, { page: 1, perPage: TOP_SOURCES }),
     ])
-    return { period, summary, sources }
+    // A quiet month: where the latest report is, so the page can link to it (docs/api.md).
+    const latest = summary.totals.reports === 0 ? await s.reports.latestReportAt(accountId, domainId) : null
+    return { period, summary, sources, latest }
   }
 
   const statusPage = async (

@@ -83,7 +83,7 @@ ${result(r.spf_evaluated)}<td>${aligned(r.spf_aligned)}</td>
 <dt>Reporter</dt><dd>${text(report.reporter_org)}${report.reporter_email ? html` <span class="muted">${text(report.reporter_email)}</span>` : ''}</dd>
 <dt>Report ID</dt><dd><code>${text(report.report_id)}</code></dd>
 <dt>Period</dt><dd>${time(toIso(report.begin_at))} – ${time(toIso(report.end_at))}</dd>
-<dt>Received</dt><dd>${time(toIso(report.created_at))}</dd>
+<dt>Received</dt><dd>${time(toIso(report.received_at))}</dd>
 <dt>Messages</dt><dd>${fmt(Number(report.message_count ?? 0))}</dd>
 <dt>Records</dt><dd>${fmt(Number(report.record_count ?? 0))}</dd>
 <dt>Received again</dt><dd>${fmt(Number(report.duplicates_seen ?? 0))} times</dd>

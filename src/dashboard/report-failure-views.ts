@@ -30,7 +30,7 @@ const objectOf = (value: unknown): Row =>
   value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Row) : {}
 
 /** When the report arrived at the receiver, else when it reached us. */
-const whenOf = (row: Row) => toIso(row.arrival_at) ?? toIso(row.created_at)
+const whenOf = (row: Row) => toIso(row.arrival_at) ?? toIso(row.received_at)
 
 export function failureListView(input: {
   viewer: Viewer
@@ -109,7 +109,7 @@ ${row.redacted === true ? html`<p class="lead">Local parts of addresses are reda
 <dt>Reporting MTA</dt><dd>${codeOrNone(report.reportingMta)}</dd>
 <dt>User agent</dt><dd>${orNone(report.userAgent)}</dd>
 <dt>Incidents</dt><dd>${fmt(Number(report.incidents ?? 1))}</dd>
-<dt>Received</dt><dd>${time(toIso(row.created_at))}</dd>
+<dt>Received</dt><dd>${time(toIso(row.received_at))}</dd>
 </dl></section>`
   return reportLayout({
     title: `Failure report for ${text(row.domain)}`,

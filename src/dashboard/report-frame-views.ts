@@ -71,7 +71,10 @@ ${
     : ''
 }
 <div><label for="days">Period</label>
-<select id="days" name="days">${DAY_CHOICES.map(
+<select id="days" name="days" data-period>${
+    // A from/to period shows as itself, not as the first "last N days" (issue #17).
+    custom ? html`<option value="custom" selected>${period.period.from} to ${period.period.to}</option>` : ''
+  }${DAY_CHOICES.map(
     (days) => html`<option value="${days}"${selected(period.days === days)}>last ${days} days</option>`,
   )}</select></div>
 <div><label for="from">From <span class="hint">(optional, UTC)</span></label>
@@ -81,6 +84,28 @@ ${
 <div><button type="submit" class="secondary">Show</button></div>
 </form>
 ${period.error ? html`<div class="error-summary" role="alert"><p>${period.error} Showing the last 30 days instead.</p></div>` : ''}`
+}
+
+/** How many days a jump to the latest report shows: the default period's length. */
+const JUMP_DAYS = 30
+
+/**
+ * For a period without reports: where the latest report begins and a link to the 30 days that end
+ * on that day (records count on the day their report begins, docs/ingestion.md), so its figures
+ * are in the period. Nothing when there is no report at all.
+ */
+export function latestReportJump(
+  latest: Date | null,
+  href: (period: Period) => string,
+  scope: string,
+): SafeHtml {
+  if (latest === null) return html``
+  const day = latest.toISOString().slice(0, 10)
+  const from = new Date(Date.parse(`${day}T00:00:00Z`) - (JUMP_DAYS - 1) * 86_400_000)
+    .toISOString()
+    .slice(0, 10)
+  return html`<p class="panel" data-latest-report>The latest report of ${scope} begins on <time datetime="${latest.toISOString()}">${day}</time>.
+<a href="${href({ from, to: day })}">Show ${from} to ${day}</a></p>`
 }
 
 /** Previous / next links that keep the page's other query parameters. */

@@ -39,8 +39,11 @@ export function reportListPages(s: DashboardServices, sessions: ReturnType<typeo
           filter.period.period,
           { page: filter.page, perPage: PER_PAGE },
         )
+        // An empty period offers the one holding the latest report (docs/dashboard-reports.md).
+        const latest =
+          found.total === 0 ? await s.reports.latestReportAt(session.accountId, filter.choice.domainId) : null
         return htmlResponse(
-          reportListView({ viewer: viewerOf(session), ...listedPage(filter, found, PER_PAGE) }),
+          reportListView({ viewer: viewerOf(session), ...listedPage(filter, found, PER_PAGE), latest }),
         )
       },
       { session: true },

@@ -4,6 +4,7 @@ import type { Viewer } from './layout.ts'
 import {
   filterForm,
   fmt,
+  latestReportJump,
   type PeriodFilter,
   pager,
   periodParams,
@@ -28,7 +29,7 @@ ${showDomain ? html`<td>${domain}</td>` : ''}<td><code>${String(report.report_id
 <td>${time(toIso(report.begin_at))} – ${time(toIso(report.end_at))}</td>
 <td class="num">${fmt(Number(report.record_count ?? 0))}</td>
 <td class="num">${fmt(Number(report.message_count ?? 0))}</td>
-<td>${time(toIso(report.created_at))}</td></tr>`
+<td>${time(toIso(report.received_at))}</td></tr>`
   })}`
 }
 
@@ -42,6 +43,8 @@ export function reportListView(input: {
   total: number
   page: number
   lastPage: number
+  /** When the period is empty: where the latest report (of the domain, or of any) begins. */
+  latest?: Date | null
 }): SafeHtml {
   const { domain, period } = input
   const params = periodParams(period)
@@ -50,7 +53,13 @@ export function reportListView(input: {
   const scope = all ? 'all domains' : domain
   const table =
     input.reports.length === 0
-      ? html`<p class="panel">No aggregate reports for ${scope} from ${period.period.from} to ${period.period.to}.</p>`
+      ? html`<p class="panel">No aggregate reports for ${scope} from ${period.period.from} to ${period.period.to}.</p>
+${latestReportJump(
+  input.latest ?? null,
+  (jump) =>
+    `/reports/list?${new URLSearchParams({ ...(domain === null ? {} : { domain }), ...jump }).toString()}`,
+  scope,
+)}`
       : html`<div class="table-scroll"><table>
 <caption class="skip">Aggregate reports of ${scope}</caption>
 <thead><tr><th scope="col">Reporter</th>${all ? html`<th scope="col">Domain</th>` : ''}<th scope="col">Report ID</th><th scope="col">Period</th><th scope="col" class="num">Records</th><th scope="col" class="num">Messages</th><th scope="col">Received</th></tr></thead>

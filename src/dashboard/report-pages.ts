@@ -49,6 +49,9 @@ export function reportPages(s: DashboardServices, sessions: ReturnType<typeof se
             return { name: domain.name, reports: reports.items, total: reports.total }
           }),
         )
+        // An empty month offers the period holding the latest report (docs/dashboard-reports.md).
+        const latest =
+          summary.totals.reports === 0 ? await s.reports.latestReportAt(session.accountId, null) : null
         return htmlResponse(
           reportsView({
             viewer: viewerOf(session),
@@ -56,6 +59,7 @@ export function reportPages(s: DashboardServices, sessions: ReturnType<typeof se
             summary,
             domains: perDomain,
             moreDomains: domains.total > domains.items.length,
+            latest,
           }),
         )
       },

@@ -4,8 +4,8 @@ import { DAY_CHOICES, type PeriodFilter } from './report-frame-views.ts'
 import type { DashboardServices } from './services.ts'
 
 // Reading the report pages' query strings: page number, period (the API's rules: `days`, or
-// `from`/`to` over at most 90 days) and the domain filter, always resolved within the account;
-// and what a filtered list hands its view.
+// `from`/`to` over at most 366 days; dates win over `days`, which the form's select sends too) and
+// the domain filter, always resolved within the account; and what a filtered list hands its view.
 
 export type Query = Record<string, string | undefined>
 

@@ -83,7 +83,7 @@ export function tlsDetailView(input: { viewer: Viewer; row: StoredTlsReport }): 
 <dt>Contact</dt><dd>${report.contactInfo ?? none}</dd>
 <dt>Report ID</dt><dd><code>${row.report_id}</code></dd>
 <dt>Period</dt><dd>${time(row.begin_at)} – ${time(row.end_at)}</dd>
-<dt>Received</dt><dd>${time(row.created_at)}</dd>
+<dt>Received</dt><dd>${time(row.received_at)}</dd>
 <dt>Successful sessions</dt><dd>${fmt(row.success_count)}</dd>
 <dt>Failed sessions</dt><dd>${fmt(row.failure_count)}</dd>
 <dt>Success rate</dt><dd>${rate(row.success_count, row.failure_count)}</dd>

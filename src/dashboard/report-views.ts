@@ -3,7 +3,7 @@ import type { Summary } from '../../infrastructure/repositories/pg-report-reader
 import { dailySeries, volumeChart } from './chart-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import type { Viewer } from './layout.ts'
-import { fmt, pct, reportLayout } from './report-frame-views.ts'
+import { fmt, latestReportJump, pct, reportLayout } from './report-frame-views.ts'
 import { reportRows } from './report-list-views.ts'
 
 // /reports: the account's last 30 days (the same figures as GET /api/v1/dmarc-reports/overview),
@@ -22,6 +22,8 @@ export function reportsView(input: {
   summary: Summary
   domains: DomainReports[]
   moreDomains: boolean
+  /** When the period holds no report: where the account's latest report begins. */
+  latest?: Date | null
 }): SafeHtml {
   const { summary, period } = input
   const points = dailySeries(period, summary.daily)
@@ -41,6 +43,15 @@ ${d.total > d.reports.length ? html`<p><a href="/reports/list?${new URLSearchPar
   )
   const body = html`<h1>Reports</h1>
 <p class="lead">DMARC aggregate reports of all your domains, ${period.from} to ${period.to} (UTC).</p>
+${
+  summary.totals.reports === 0
+    ? latestReportJump(
+        input.latest ?? null,
+        (jump) => `/reports/list?${new URLSearchParams({ from: jump.from, to: jump.to }).toString()}`,
+        'your domains',
+      )
+    : ''
+}
 <section class="panel" aria-labelledby="totals"><h2 id="totals">Totals</h2>
 <dl class="record">
 <dt>Messages</dt><dd>${fmt(total)}</dd>

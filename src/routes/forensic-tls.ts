@@ -38,7 +38,7 @@ function presentForensic(row: Record<string, unknown>) {
     delivery_result: (row.delivery_result as string | null) ?? null,
     redacted: Boolean(row.redacted),
     report: presentFailureReport(row.report),
-    received_at: iso(row.created_at)!,
+    received_at: iso(row.received_at)!,
   }
 }
 

@@ -20,9 +20,42 @@ export const PeriodQuery = {
     t.Integer({ minimum: 1, maximum: 90, description: 'The last N days (default 30, at most 90)' }),
   ),
   from: t.Optional(
-    t.String({ format: 'date', description: 'First day (ISO date); with `to`, at most 90 days' }),
+    t.String({
+      format: 'date',
+      description: 'First day (ISO date); from/to span at most 366 days',
+    }),
   ),
   to: t.Optional(t.String({ format: 'date', description: 'Last day (ISO date, default today)' })),
+}
+
+/**
+ * `meta.latest_report_at`, only when the period holds no report: where the domain's (the account's,
+ * for the overview) most recent report begins, so a client can offer a period that shows it; null
+ * when there is no report at all.
+ */
+export const LatestReportAt = t.Optional(
+  t.Nullable(
+    t.String({
+      format: 'date-time',
+      description:
+        'Only when the period holds no report: the begin of the most recent report (null: none at all)',
+    }),
+  ),
+)
+
+/**
+ * The meta an empty period adds (docs/api.md "DMARC reports and periods"); nothing when the period
+ * has reports.
+ */
+export async function emptyPeriodMeta(
+  reports: Pick<ReportReader, 'latestReportAt'>,
+  accountId: string,
+  domainId: number | null,
+  empty: boolean,
+): Promise<{ latest_report_at?: string | null }> {
+  if (!empty) return {}
+  const at = await reports.latestReportAt(accountId, domainId)
+  return { latest_report_at: at === null ? null : at.toISOString() }
 }
 
 const ReportModel = t.Object({
@@ -55,7 +88,7 @@ function presentReport(row: Record<string, unknown>) {
     message_count: Number(row.message_count),
     duplicates_seen: Number(row.duplicates_seen),
     variant: String(row.variant),
-    received_at: iso(row.created_at),
+    received_at: iso(row.received_at),
   }
 }
 
@@ -66,7 +99,9 @@ const SummaryModel = t.Object({
     dmarc_pass: t.Integer(),
     dkim_aligned: t.Integer(),
     spf_aligned: t.Integer(),
-    reports: t.Integer({ description: 'Report-days: a report counts once for each day it covers' }),
+    reports: t.Integer({
+      description: 'Reports overlapping the period, each once (as listed), zero-record reports included',
+    }),
   }),
   rates: t.Object(
     {
@@ -106,7 +141,10 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
       AggregateReport: ReportModel,
       AggregateReportPolicy: PolicyPublishedModel,
       AggregateRecord: AggregateRecordModel,
-      AggregateReportList: t.Object({ data: t.Array(ReportModel), meta: PageMeta }),
+      AggregateReportList: t.Object({
+        data: t.Array(ReportModel),
+        meta: t.Object({ ...PageMeta.properties, latest_report_at: LatestReportAt }),
+      }),
       AggregateReportDetail: t.Object({
         data: t.Object({
           ...ReportModel.properties,
@@ -116,7 +154,10 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
         }),
         meta: PageMeta,
       }),
-      ReportSummary: t.Object({ data: SummaryModel }),
+      ReportSummary: t.Object({
+        data: SummaryModel,
+        meta: t.Optional(t.Object({ latest_report_at: LatestReportAt })),
+      }),
     })
     .get(
       '/domains/:name/reports',
@@ -125,14 +166,24 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
         const period = unwrap(periodOf(query, deps.now()))
         const page = pageRequest(query)
         const found = await deps.reports.listReports(principal.accountId, domainId, period, page)
-        return { data: found.items.map(presentReport), meta: pageMeta(found.total, page) }
+        return {
+          data: found.items.map(presentReport),
+          meta: {
+            ...pageMeta(found.total, page),
+            ...(await emptyPeriodMeta(deps.reports, principal.accountId, domainId, found.total === 0)),
+          },
+        }
       },
       {
         auth: true,
         params: t.Object({ name: DomainText() }),
         query: t.Object({ ...PeriodQuery, ...PaginationQuery }),
         response: { 200: 'AggregateReportList', ...authErrors, 403: 'Error' },
-        detail: { summary: 'Aggregate reports of a domain (last 30 days by default, at most 90)' },
+        detail: {
+          summary: 'Aggregate reports of a domain (last 30 days by default; from/to up to 366 days)',
+          description:
+            'Reports overlapping the period, newest first. When the period holds none, `meta.latest_report_at` says where the most recent report begins (null: none at all).',
+        },
       },
     )
     .get(
@@ -168,7 +219,16 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
           deps.reports.summary(principal.accountId, null, period),
           deps.reports.policyDistribution(principal.accountId),
         ])
-        return { data: { period, ...summary, policy_distribution: policies } }
+        const meta = await emptyPeriodMeta(
+          deps.reports,
+          principal.accountId,
+          null,
+          summary.totals.reports === 0,
+        )
+        return {
+          data: { period, ...summary, policy_distribution: policies },
+          ...(meta.latest_report_at === undefined ? {} : { meta }),
+        }
       },
       {
         auth: true,
@@ -176,6 +236,8 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
         response: { 200: 'ReportSummary', ...authErrors },
         detail: {
           summary: 'Account overview: totals, pass rates, daily series, policies, failing sources, reporters',
+          description:
+            'Over the period (`days` 1-90, or `from`/`to` up to 366 days). When it holds no report, `meta.latest_report_at` says where the account’s most recent report begins.',
         },
       },
     )
@@ -184,14 +246,25 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
       async ({ principal, params, query }) => {
         const domainId = await domainIdOf(principal.accountId, params.domain)
         const period = unwrap(periodOf(query, deps.now()))
-        return { data: { period, ...(await deps.reports.summary(principal.accountId, domainId, period)) } }
+        const summary = await deps.reports.summary(principal.accountId, domainId, period)
+        const meta = await emptyPeriodMeta(
+          deps.reports,
+          principal.accountId,
+          domainId,
+          summary.totals.reports === 0,
+        )
+        return { data: { period, ...summary }, ...(meta.latest_report_at === undefined ? {} : { meta }) }
       },
       {
         auth: true,
         params: t.Object({ domain: DomainText() }),
         query: t.Object(PeriodQuery),
         response: { 200: 'ReportSummary', ...authErrors, 403: 'Error' },
-        detail: { summary: 'Report summary of a domain' },
+        detail: {
+          summary: 'Report summary of a domain',
+          description:
+            'Over the period (`days` 1-90, or `from`/`to` up to 366 days). When it holds no report, `meta.latest_report_at` says where the domain’s most recent report begins.',
+        },
       },
     )
 }

@@ -4,6 +4,7 @@ import type { ServiceGroup, SourceView } from '../../domain/sources/list-sources
 import type { PolicyReadiness } from '../../domain/sources/policy-readiness.ts'
 import type { Recommendation } from '../../domain/sources/recommendation.ts'
 import { JsonObject, PageMeta } from '../../plugins/api-models.ts'
+import { LatestReportAt } from './reports.ts'
 
 // API shapes of the sources endpoints (issue #5) and the presenters that produce them. Rates and
 // shares are percentages of messages with two decimals, as in the report summary
@@ -144,6 +145,7 @@ export const SourceListModel = t.Object({
     ...PageMeta.properties,
     period: PeriodModel,
     services: t.Array(ServiceGroupModel, { description: 'All sources of the period by service' }),
+    latest_report_at: LatestReportAt,
   }),
 })
 

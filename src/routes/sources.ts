@@ -18,7 +18,7 @@ import { item, pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { DomainText, IpText, Line } from '../../plugins/input-schemas.ts'
 import { domainIdOf } from './domain-scope.ts'
-import { PeriodQuery } from './reports.ts'
+import { emptyPeriodMeta, PeriodQuery } from './reports.ts'
 import { presentSimulation, SimulateBody, SimulationModel } from './simulation-models.ts'
 import { intelligenceDepsFor, sourceDepsFor } from './source-deps.ts'
 import {
@@ -39,7 +39,7 @@ import {
 
 export interface SourceRouteDeps {
   database: Database
-  reports: Pick<ReportReader, 'domainId'>
+  reports: Pick<ReportReader, 'domainId' | 'latestReportAt'>
   auth: AuthDeps
   dns: DnsResolver
   now: () => Date
@@ -106,6 +106,13 @@ export function sourceRoutes(deps: SourceRouteDeps) {
             ...pageMeta(found.total, page),
             period: presentPeriod(period),
             services: found.services.map(presentServiceGroup),
+            // No source at all in the period (whatever the filters): where the latest report is.
+            ...(await emptyPeriodMeta(
+              deps.reports,
+              scope.accountId,
+              scope.domainId,
+              found.services.length === 0,
+            )),
           },
         }
       },
@@ -123,9 +130,10 @@ export function sourceRoutes(deps: SourceRouteDeps) {
         }),
         response: { 200: 'SourceList', ...domainErrors },
         detail: {
-          summary: 'Sending sources of a domain, classified (last 30 days by default, at most 90)',
+          summary:
+            'Sending sources of a domain, classified (last 30 days by default; from/to up to 366 days)',
           description:
-            'Every IP that sent as the domain in the period, with the sending service it belongs to (catalog, PTR, SPF includes, DKIM d=), a status, your override, and its figures; heaviest first. `meta.services` sums all sources by service.',
+            'Every IP that sent as the domain in the period, with the sending service it belongs to (catalog, PTR, SPF includes, DKIM d=), a status, your override, and its figures; heaviest first. `meta.services` sums all sources by service. When the period holds no source at all, `meta.latest_report_at` says where the domain’s most recent report begins.',
         },
       },
     )

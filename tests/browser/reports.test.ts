@@ -194,3 +194,39 @@ test('the TLS page draws its own chart from a report sent over HTTPS (RFC 8460 Â
   await page.close()
   expect(chromium.problems).toEqual([])
 }, 60_000)
+
+test('the period select shows a chosen range, and an empty period jumps to the latest report', async () => {
+  const page = await chromium.tab([base])
+  const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10)
+  const today = Math.floor(Date.now() / 1000 / DAY) * DAY
+  await page.goto(`${base}/reports/list?domain=${DOMAIN}`)
+  // Typing a date selects the range; the page then shows it in the select, not "last 7 days".
+  await page.getByLabel('From').fill(day(today - 200 * DAY))
+  await page.getByLabel('To', { exact: true }).fill(day(today))
+  expect(await page.getByLabel('Period').inputValue()).toBe('custom')
+  await page.getByRole('button', { name: 'Show' }).click()
+  await page.waitForURL(/from=/)
+  const select = page.getByLabel('Period')
+  expect(await select.inputValue()).toBe('custom')
+  expect(await select.locator('option:checked').textContent()).toBe(
+    `${day(today - 200 * DAY)} to ${day(today)}`,
+  )
+  // Choosing "last N days" clears the dates, so the choice is what is sent.
+  await select.selectOption('30')
+  expect(await page.getByLabel('From').inputValue()).toBe('')
+  await page.getByRole('button', { name: 'Show' }).click()
+  await page.waitForURL((url) => url.searchParams.get('days') === '30' && !url.searchParams.get('from'))
+  expect(await page.getByLabel('Period').inputValue()).toBe('30')
+
+  // A period long before the report: the page offers the 30 days ending on the latest report.
+  await page.goto(
+    `${base}/reports/list?domain=${DOMAIN}&from=${day(today - 300 * DAY)}&to=${day(today - 200 * DAY)}`,
+  )
+  expect(await page.locator('main').textContent()).toContain(`0 reports for ${DOMAIN}`)
+  await page.getByRole('link', { name: /^Show \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}$/ }).click()
+  await page.waitForURL(/from=.*to=/)
+  expect(await page.locator('main').textContent()).toContain(`1 report for ${DOMAIN}`)
+  await page.screenshot({ path: `${ARTIFACTS}reports-period.png`, fullPage: true })
+  await page.close()
+  expect(chromium.problems).toEqual([])
+}, 60_000)

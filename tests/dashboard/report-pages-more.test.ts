@@ -282,3 +282,49 @@ describe('TLS report detail', () => {
     expect(away.location).toStartWith('/login?next=')
   })
 })
+
+describe('periods (issue #17)', () => {
+  const dayOf = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10)
+
+  test('the period selector shows a chosen from/to range, not the first "last N days"', async () => {
+    const from = dayOf(today - 200 * DAY)
+    const to = dayOf(today)
+    const page = await owner.get(`/reports/list?from=${from}&to=${to}`)
+    expect(page.status).toBe(200)
+    expect(page.html).toContain(`<option value="custom" selected>${from} to ${to}</option>`)
+    expect(page.html).not.toMatch(/<option value="\d+" selected>/)
+    expect(page.html).toContain('2 reports for all domains')
+    // A `days` period has no custom option.
+    const days = await owner.get('/reports/list?days=30')
+    expect(days.html).toContain('<option value="30" selected>last 30 days</option>')
+    expect(days.html).not.toContain('value="custom"')
+  })
+
+  test('a year (366 days) is accepted; 367 falls back to 30 days and says why', async () => {
+    const year = await owner.get(`/reports/list?from=${dayOf(today - 365 * DAY)}&to=${dayOf(today)}`)
+    expect(year.html).not.toContain('role="alert"')
+    const tooLong = await owner.get(`/reports/list?from=${dayOf(today - 366 * DAY)}&to=${dayOf(today)}`)
+    expect(tooLong.html).toContain('role="alert"')
+    expect(tooLong.html).toContain('spans 367 days; at most 366.')
+  })
+
+  test('an empty period offers the 30 days ending on the latest report', async () => {
+    const latest = dayOf(today - 2 * DAY) // shared.example's only report of this account
+    const empty = await owner.get(
+      `/reports/list?domain=${SHARED}&days=7&from=${dayOf(today - 90 * DAY)}&to=${dayOf(today - 60 * DAY)}`,
+    )
+    expect(empty.html).toContain('0 reports for shared.example')
+    const from = dayOf(today - 2 * DAY - 29 * DAY)
+    const href = `/reports/list?domain=${SHARED}&amp;from=${from}&amp;to=${latest}`
+    expect(empty.html).toContain('data-latest-report')
+    expect(empty.html).toContain(`<a href="${href}">Show ${from} to ${latest}</a>`)
+    const jumped = await owner.get(href.replaceAll('&amp;', '&'))
+    expect(jumped.html).toContain('1 report for shared.example')
+    expect(jumped.html).toContain('shared-receiver.example')
+    // All domains: the account's latest report (alpha's, yesterday).
+    const all = await owner.get(`/reports/list?from=${dayOf(today - 90 * DAY)}&to=${dayOf(today - 60 * DAY)}`)
+    expect(all.html).toContain(`to=${dayOf(today - DAY)}"`)
+    // Periods with reports offer nothing.
+    expect((await owner.get('/reports/list')).html).not.toContain('data-latest-report')
+  })
+})

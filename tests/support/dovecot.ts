@@ -23,8 +23,17 @@ export interface DovecotServer {
   port: number
   /** `imap://user:pass@127.0.0.1:port/<folder>` for one of the configured users. */
   url(user: string, folder?: string): string
-  /** Puts a raw message into a folder with IMAP APPEND (the folder is created when missing). */
-  append(user: string, folder: string, raw: string | Uint8Array, flags?: string[]): Promise<void>
+  /**
+   * Puts a raw message into a folder with IMAP APPEND (the folder is created when missing);
+   * `internalDate` sets the message's INTERNALDATE (the server's arrival time).
+   */
+  append(
+    user: string,
+    folder: string,
+    raw: string | Uint8Array,
+    flags?: string[],
+    internalDate?: Date,
+  ): Promise<void>
   /** The raw sources of the messages in a folder, oldest first ([] when the folder does not exist). */
   messages(user: string, folder: string): Promise<string[]>
   stop(): Promise<void>
@@ -192,10 +201,10 @@ export async function startDovecot(users: string[]): Promise<DovecotServer> {
     port,
     url: (user, folder = 'INBOX') =>
       `imap://${encodeURIComponent(user)}:${encodeURIComponent(password(user))}@127.0.0.1:${port}/${encodeURIComponent(folder)}`,
-    append: (user, folder, raw, flags) =>
+    append: (user, folder, raw, flags, internalDate) =>
       withClient(user, async (client) => {
         await client.mailboxCreate(folder)
-        const appended = await client.append(folder, Buffer.from(raw), flags)
+        const appended = await client.append(folder, Buffer.from(raw), flags, internalDate)
         if (!appended) throw new Error(`APPEND to ${folder} failed`)
       }),
     messages: (user, folder) =>

@@ -1,5 +1,6 @@
 // One <record> at a time (RFC 7489 Appendix C RecordType): its values as they are read, and the
 // checks when it closes. Required elements must be present; source_ip and count also need a value.
+// An auth result's domain and result are not required (kept as '' when absent).
 
 import { formatIp, isIpv4, parseIp } from '../../spf/ip.ts'
 import type {
@@ -17,8 +18,6 @@ const HAS_SOURCE_IP = 1
 const HAS_COUNT = 2
 const HAS_DISPOSITION = 4
 const HAS_HEADER_FROM = 8
-const HAS_DOMAIN = 1
-const HAS_RESULT = 2
 
 /**
  * Checks the source IP and rewrites it in canonical form (RFC 5952 for IPv6), so the same address
@@ -61,7 +60,6 @@ export function createRecordReader(): RecordReader {
   let record = newRecord()
   let number = 0
   let bits = 0
-  let authBits = 0
   let reason: PolicyOverrideReason = { type: '', comment: null }
   let dkim: AuthDkim = { domain: '', selector: null, result: '', humanResult: null }
   let spf: AuthSpf = { domain: '', scope: null, result: '' }
@@ -88,12 +86,10 @@ export function createRecordReader(): RecordReader {
         if (record.dkim.length >= MAX_REPEATED) return tooMany('auth_results/dkim')
         dkim = { domain: '', selector: null, result: '', humanResult: null }
         record.dkim.push(dkim)
-        authBits = 0
       } else if (context === AUTH_SPF) {
         if (record.spf.length >= MAX_REPEATED) return tooMany('auth_results/spf')
         spf = { domain: '', scope: null, result: '' }
         record.spf.push(spf)
-        authBits = 0
       } else if (context === REASON) {
         if (record.reasons.length >= MAX_REPEATED) return tooMany('row/policy_evaluated/reason')
         reason = { type: '', comment: null }
@@ -136,23 +132,15 @@ export function createRecordReader(): RecordReader {
           else if (name === 'envelope_to') record.envelopeTo = optionalLower(text)
           break
         case AUTH_DKIM:
-          if (name === 'domain') {
-            dkim.domain = lower(text)
-            authBits |= HAS_DOMAIN
-          } else if (name === 'result') {
-            dkim.result = lower(text)
-            authBits |= HAS_RESULT
-          } else if (name === 'selector') dkim.selector = optional(text)
+          if (name === 'domain') dkim.domain = lower(text)
+          else if (name === 'result') dkim.result = lower(text)
+          else if (name === 'selector') dkim.selector = optional(text)
           else if (name === 'human_result') dkim.humanResult = optional(text)
           break
         case AUTH_SPF:
-          if (name === 'domain') {
-            spf.domain = lower(text)
-            authBits |= HAS_DOMAIN
-          } else if (name === 'result') {
-            spf.result = lower(text)
-            authBits |= HAS_RESULT
-          } else if (name === 'scope') spf.scope = optionalLower(text)
+          if (name === 'domain') spf.domain = lower(text)
+          else if (name === 'result') spf.result = lower(text)
+          else if (name === 'scope') spf.scope = optionalLower(text)
           break
       }
       return null
@@ -174,12 +162,11 @@ export function createRecordReader(): RecordReader {
           if (reason.type === '' && reason.comment === null) record.reasons.pop()
           return null
         case AUTH_DKIM:
-        case AUTH_SPF: {
-          const which = context === AUTH_DKIM ? `dkim ${record.dkim.length}` : `spf ${record.spf.length}`
-          if ((authBits & HAS_DOMAIN) === 0) return missing(`auth_results/${which}/domain`)
-          if ((authBits & HAS_RESULT) === 0) return missing(`auth_results/${which}/result`)
+        case AUTH_SPF:
+          // An auth result without its domain or result is kept with '' (as an empty element is):
+          // it cannot count as an aligned pass, and the report's other records stay. parsedmarc
+          // accepts such reports too (issue #17: refused reports other tools read).
           return null
-        }
         default:
           return null
       }

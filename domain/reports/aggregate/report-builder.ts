@@ -64,6 +64,10 @@ export function createReportBuilder(): ReportBuilder {
   let policyDone = false
   let emitted = false
   let early: AggregateRecord[] = []
+  // A record's defect found before the metadata is complete: reported only once the metadata is
+  // there, because a report without report_metadata or policy_published is broken first of all
+  // (its records' defects would name the wrong cause in the quarantine).
+  let deferred: AggregateParseError | null = null
   const records = createRecordReader()
 
   /** Emits the error (once) and stops: the sink answers false. */
@@ -73,9 +77,17 @@ export function createReportBuilder(): ReportBuilder {
     return false
   }
   const check = (error: AggregateParseError | null) => (error === null ? true : fail(error))
+  /** A record's defect: fatal once the metadata was emitted, held back until then. */
+  const checkRecord = (error: AggregateParseError | null) => {
+    if (error === null) return true
+    if (emitted) return fail(error)
+    deferred ??= error
+    return true
+  }
 
   function emitMetadata(): boolean {
     if (emitted || !metadataDone || !policyDone) return true
+    if (deferred !== null) return fail(deferred)
     emitted = true
     out.push({ type: 'metadata', metadata: buildMetadata(meta, policy, namespace) })
     for (const record of early) out.push({ type: 'record', record })
@@ -85,7 +97,8 @@ export function createReportBuilder(): ReportBuilder {
 
   function closeRecord(): boolean {
     const error = records.close(RECORD)
-    if (error !== null) return fail(error)
+    if (error !== null) return checkRecord(error)
+    if (deferred !== null) return true
     if (emitted) out.push({ type: 'record', record: records.record })
     else if (early.length < MAX_RECORDS_BEFORE_METADATA) early.push(records.record)
     else {
@@ -114,7 +127,7 @@ export function createReportBuilder(): ReportBuilder {
       case DATE_RANGE:
         return true
       default:
-        return check(records.close(context))
+        return checkRecord(records.close(context))
     }
   }
 
@@ -134,7 +147,7 @@ export function createReportBuilder(): ReportBuilder {
         assignPolicyField(policy, name, text)
         return true
       default:
-        return check(records.value(parent, name, text))
+        return checkRecord(records.value(parent, name, text))
     }
   }
 
@@ -146,7 +159,7 @@ export function createReportBuilder(): ReportBuilder {
       if (context === FEEDBACK) feedbackOpen = true
       // RFC 9990 Appendix A: the namespace is declared on <feedback> (or a wrapper around it).
       if (attributes !== '' && context <= FEEDBACK) namespace = sniffNamespace(attributes) ?? namespace
-      return context >= RECORD && context < LEAF ? check(records.open(context)) : true
+      return context >= RECORD && context < LEAF ? checkRecord(records.open(context)) : true
     },
     close(name, text) {
       const context = contexts.pop()!

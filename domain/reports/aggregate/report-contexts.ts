@@ -33,7 +33,9 @@ export function enter(parent: number, name: string): number {
       return name === 'date_range' ? DATE_RANGE : LEAF
     case RECORD:
       if (name === 'row') return ROW
-      if (name === 'identifiers') return IDENTIFIERS
+      // Some reporters write <identities> (a real 2013 report, tests/fixtures/dmarc-aggregate-variants/
+      // SOURCES.md); parsedmarc reads it the same way.
+      if (name === 'identifiers' || name === 'identities') return IDENTIFIERS
       return name === 'auth_results' ? AUTH : IGNORED
     case ROW:
       return name === 'policy_evaluated' ? EVALUATED : LEAF

@@ -82,6 +82,10 @@ export const aggregateReports = pgTable(
     recordCount: integer().notNull(),
     messageCount: bigint({ mode: 'number' }).notNull(),
     duplicatesSeen: integer().notNull().default(0),
+    // When the report's message arrived (its ingest_messages.received_at: HTTP/CLI/SMTP intake time,
+    // the IMAP server's INTERNALDATE), not when the job stored it (created_at); docs/ingestion.md.
+    // Without a message (TLS-RPT over HTTPS) it is the time of storage.
+    receivedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -95,6 +99,8 @@ export const aggregateReports = pgTable(
       t.endAt,
     ),
     uniqueIndex('aggregate_reports_content_key').on(t.accountId, t.contentHash),
+    // Migration 0013 adds INCLUDE (account_id, end_at, reporter_org, message_count), which
+    // drizzle cannot express: the report list and the summaries' reporters read it alone.
     index().on(t.domainId, t.beginAt),
   ],
 )
@@ -188,6 +194,8 @@ export const forensicReports = pgTable(
     deliveryResult: text(),
     redacted: boolean().notNull(),
     report: jsonb().notNull(),
+    // When its message arrived, as for aggregate_reports.received_at.
+    receivedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -214,6 +222,8 @@ export const tlsReports = pgTable(
     successCount: bigint({ mode: 'number' }).notNull(),
     failureCount: bigint({ mode: 'number' }).notNull(),
     report: jsonb().notNull(),
+    // When its message arrived, as for aggregate_reports.received_at.
+    receivedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

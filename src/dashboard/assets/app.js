@@ -53,6 +53,23 @@
     }
   })
 
+  // Period filters (report-frame-views.ts filterForm): choosing "last N days" clears the dates, and
+  // entering a date selects the custom range. Without this file, dates win when both are sent.
+  for (const select of document.querySelectorAll('select[data-period]')) {
+    const dates = [...select.form.querySelectorAll('input[name="from"], input[name="to"]')]
+    select.addEventListener('change', () => {
+      if (select.value !== 'custom') for (const input of dates) input.value = ''
+    })
+    for (const input of dates) {
+      input.addEventListener('change', () => {
+        if (!dates.some((date) => date.value !== '')) return
+        if (!select.querySelector('option[value="custom"]'))
+          select.prepend(new Option('custom range', 'custom'))
+        select.value = 'custom'
+      })
+    }
+  }
+
   // Charts (chart-views.ts): <figure data-chart="id"> holds the server's SVG; #id-data the series
   // as JSON. uPlot comes in a deferred script after this one, so it is there by DOMContentLoaded.
   // Without uPlot (or on any error) the SVG simply stays.

@@ -104,11 +104,6 @@ describe('refused reports', () => {
       report().replace('<header_from>example.com</header_from>', ''),
       { code: 'missing_field', message: 'record 1: identifiers/header_from is missing' },
     ],
-    [
-      'a DKIM result without result',
-      report().replace('<result>pass</result></dkim>', '</dkim>'),
-      { code: 'missing_field', message: 'record 1: auth_results/dkim 1/result is missing' },
-    ],
   ]
   for (const [name, input, error] of cases) {
     test(name, async () => {
@@ -119,7 +114,60 @@ describe('refused reports', () => {
   }
 })
 
+describe('the first real defect is named (issue #17)', () => {
+  const BROKEN_RECORD = `<record><row><source_ip>192.0.2.1</source_ip><count>1</count>
+    <policy_evaluated><disposition>none</disposition></policy_evaluated></row>
+    <identifiers></identifiers><auth_results/></record>`
+  const POLICY = '<policy_published><domain>example.com</domain></policy_published>'
+  const METADATA = `<report_metadata><org_name>x</org_name><report_id>r</report_id>${DATES}</report_metadata>`
+
+  test('records with defects but no report_metadata: the missing metadata is the reason', async () => {
+    const parsed = await parse(`<feedback>${POLICY}${BROKEN_RECORD}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata is missing' })
+  })
+  test('records with defects but no policy_published: the missing policy is the reason', async () => {
+    const parsed = await parse(`<feedback>${METADATA}${BROKEN_RECORD}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'policy_published is missing' })
+  })
+  test('neither: report_metadata first, as the schema orders them', async () => {
+    const parsed = await parse(`<feedback>${BROKEN_RECORD}${BROKEN_RECORD}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata is missing' })
+  })
+  test('a broken report_metadata after a broken record: the metadata is named', async () => {
+    const metadata = `<report_metadata><org_name>x</org_name>${DATES}</report_metadata>`
+    const parsed = await parse(`<feedback>${BROKEN_RECORD}${metadata}${POLICY}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata/report_id is missing' })
+  })
+  test('a broken record before complete metadata is still refused once the metadata is there', async () => {
+    const parsed = await parse(`<feedback>${BROKEN_RECORD}${METADATA}${POLICY}</feedback>`)
+    expect(parsed.error).toEqual({
+      code: 'missing_field',
+      message: 'record 1: identifiers/header_from is missing',
+    })
+    expect(parsed.metadata).toBeNull()
+    expect(parsed.records).toEqual([])
+  })
+  test('other defects of an early record (a bad count) wait the same way', async () => {
+    const record = BROKEN_RECORD.replace('<count>1</count>', '<count>x</count>')
+    const parsed = await parse(`<feedback>${POLICY}${record}</feedback>`)
+    expect(parsed.error).toEqual({ code: 'missing_field', message: 'report_metadata is missing' })
+  })
+})
+
 describe('tolerated and recovered', () => {
+  test('an auth result without its result or domain is kept with an empty value, not refused', async () => {
+    // parsedmarc reads such reports (it skips a domainless result, a missing result is "none"):
+    // one incomplete result does not cost the report's other records (issue #17).
+    const noResult = await parse(report().replace('<result>pass</result></dkim>', '</dkim>'))
+    expect(noResult.error).toBeNull()
+    expect(noResult.records[0]!.dkim).toEqual([
+      { domain: 'example.com', selector: null, result: '', humanResult: null },
+    ])
+    const noDomain = await parse(report().replace('<spf><domain>example.com</domain>', '<spf>'))
+    expect(noDomain.error).toBeNull()
+    expect(noDomain.records[0]!.spf).toEqual([{ domain: '', scope: null, result: 'fail' }])
+  })
+
   test('source IPs are kept in canonical form (RFC 5952), so one address is one source', async () => {
     const { records, error } = await parse(report().replace('192.0.2.1', ' 2001:DB8:0:0:0:0:0:1 '))
     expect(error).toBeNull()

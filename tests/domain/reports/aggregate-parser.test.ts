@@ -262,3 +262,31 @@ test('nice-input and changed-input differ only in org_name', async () => {
   expect({ ...changed.metadata, orgName: 'google.com' }).toEqual(nice.metadata!)
   expect(changed.records).toEqual(nice.records)
 })
+
+describe('record/identities (issue #17: a 2013 report refused; tests/fixtures/dmarc-aggregate-variants)', () => {
+  const VARIANTS = new URL('../../fixtures/dmarc-aggregate-variants/', import.meta.url).pathname
+
+  test('<identities> is read as <identifiers>: the same report as the original sample', async () => {
+    const renamed = await collect(
+      parseAggregateReport([await Bun.file(`${VARIANTS}identities-old-draft.xml`).bytes()]),
+    )
+    const original = await collect(
+      parseAggregateReport([await fixtureBytes('parsedmarc/aggregate/old_draft_from_wiki.xml')]),
+    )
+    expect(renamed.error).toBeNull()
+    expect(renamed.records).toHaveLength(1)
+    expect(renamed.records[0]).toMatchObject({ headerFrom: 'example.com', count: 2 })
+    expect(renamed.metadata).toEqual(original.metadata!)
+    expect(renamed.records).toEqual(original.records)
+  })
+
+  test('envelope_from and envelope_to are read inside <identities> too', async () => {
+    const xml = (await Bun.file(`${VARIANTS}identities-old-draft.xml`).text()).replace(
+      '<header_from>example.com</header_from>',
+      '<envelope_to>Example.NET</envelope_to><envelope_from>bounce.example.com</envelope_from><header_from>example.com</header_from>',
+    )
+    const parsed = await collect(parseAggregateReport([xml]))
+    expect(parsed.error).toBeNull()
+    expect(parsed.records[0]).toMatchObject({ envelopeTo: 'example.net', envelopeFrom: 'bounce.example.com' })
+  })
+})

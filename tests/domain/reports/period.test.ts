@@ -7,10 +7,31 @@ test('days, from/to and their limits', () => {
   expect(periodOf({}, now)).toEqual({ ok: true, value: { from: '2026-10-27', to: '2026-11-25' } })
   expect(periodOf({ days: 1 }, now)).toEqual({ ok: true, value: { from: '2026-11-25', to: '2026-11-25' } })
   expect(periodOf({ from: '2026-09-01', to: '2026-11-29' }, now).ok).toBe(true)
+  // from/to may span a year (366 days: a leap year), beyond the 90 of `days`.
+  expect(periodOf({ from: '2025-01-01', to: '2025-12-31' }, now).ok).toBe(true)
+  expect(periodOf({ from: '2024-01-01', to: '2024-12-31' }, now)).toEqual({
+    ok: true,
+    value: { from: '2024-01-01', to: '2024-12-31' },
+  })
+  // `to` defaults to today: last spring to now is within a year.
+  expect(periodOf({ from: '2025-11-25' }, now)).toEqual({
+    ok: true,
+    value: { from: '2025-11-25', to: '2026-11-25' },
+  })
+  expect(periodOf({ from: '2024-01-01', to: '2025-01-01' }, now)).toEqual({
+    ok: false,
+    failure: {
+      code: 'validation_failed',
+      message: 'The period from 2024-01-01 to 2025-01-01 spans 367 days; at most 366.',
+      errors: { to: ['The period from 2024-01-01 to 2025-01-01 spans 367 days; at most 366.'] },
+    },
+  } as never)
   for (const input of [
     { days: 0 },
     { days: 91 },
-    { from: '2026-01-01', to: '2026-12-31' },
+    { days: 366 },
+    { from: '2025-11-24' },
+    { from: '2026-01-01', to: '2027-01-02' },
     { from: '2026-02-30' },
     { to: '2026-01-01' },
     { days: 3, from: '2026-01-01' },

@@ -76,4 +76,13 @@ describe('createRollupAccumulator', () => {
       dispositionOther: 4,
     })
   })
+
+  test("RFC 9990's disposition `pass` (no policy applied) counts as none, as in normalizeDisposition", () => {
+    // The RFC 9990 sample (parsedmarc rfc9990-sample.xml, stalwart 001/004) reports `pass`;
+    // parsedmarc reads it as `none` too. It used to land in "other".
+    const rollup = createRollupAccumulator()
+    rollup.add(record('192.0.2.1', { disposition: 'pass', count: 123 }), aligned)
+    rollup.add(record('192.0.2.2', { disposition: 'none', count: 1 }), aligned)
+    expect(rollup.totals()).toMatchObject({ messages: 124, dispositionNone: 124, dispositionOther: 0 })
+  })
 })

@@ -48,7 +48,7 @@ describe('pollMailbox against Dovecot', () => {
   let dovecot: DovecotServer
 
   beforeAll(async () => {
-    dovecot = await startDovecot(['mixed', 'flaky', 'batch', 'fixed'])
+    dovecot = await startDovecot(['mixed', 'flaky', 'batch', 'fixed', 'dated'])
   }, 15_000)
 
   afterAll(async () => {
@@ -90,6 +90,25 @@ describe('pollMailbox against Dovecot', () => {
     expect(oversizeLine?.level).toBe('warn')
     expect(oversizeLine?.fields?.limit).toBe(4096)
     expect(lines.some((l) => l.msg.includes('not_found'))).toBe(true)
+  })
+
+  test('the arrival handed to accept is the server’s INTERNALDATE, not the time of the poll', async () => {
+    // A report delivered to the mailbox in March and polled only now (the poller was down, or the
+    // mailbox is an old one being imported) arrived in March (docs/ingestion.md "Intake paths").
+    const march = new Date('2026-03-01T08:30:00Z')
+    const report = message({ 'Delivered-To': KNOWN, From: 'noreply@reporter.test' })
+    await dovecot.append('dated', 'INBOX', report, [], march)
+    const undated = message({ 'Delivered-To': KNOWN, 'Message-ID': '<now@reporter.test>' })
+    await dovecot.append('dated', 'INBOX', undated)
+    const { accept, calls } = pipeline()
+    const before = Date.now()
+    const result = await pollMailbox({ accept, logger: memoryLogger().logger }, { url: dovecot.url('dated') })
+    expect(result).toMatchObject({ accepted: 2 })
+    expect(calls[0]!.input.arrivedAt?.toISOString()).toBe(march.toISOString())
+    // Appended just now: the server's clock, to the second (INTERNALDATE has no fraction).
+    const appended = calls[1]!.input.arrivedAt!.getTime()
+    expect(appended).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 60_000)
+    expect(appended).toBeLessThanOrEqual(Date.now() + 1000)
   })
 
   test('when accept throws, the message stays in the folder, the poll stops, and the next poll picks it up', async () => {

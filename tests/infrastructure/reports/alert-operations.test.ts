@@ -72,7 +72,7 @@ beforeAll(async () => {
   domainId = created[0]!.id
   reportsId = created[1]!.id
   unverifiedId = created[2]!.id
-  // The domain's last aggregate report was stored on 2026-05-18 at 12:00.
+  // The domain's last aggregate report arrived (and was stored) on 2026-05-18 at 12:00.
   await db()
     .insert(aggregateReports)
     .values({
@@ -89,6 +89,7 @@ beforeAll(async () => {
       errors: [],
       recordCount: 1,
       messageCount: 1,
+      receivedAt: new Date('2026-05-18T12:00:00Z'),
       createdAt: new Date('2026-05-18T12:00:00Z'),
     })
 }, 60_000)

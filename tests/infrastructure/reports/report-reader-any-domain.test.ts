@@ -216,6 +216,8 @@ describe('tlsReport', () => {
       failure_count: 30,
       report: tlsReport('tls-a.example', SHARED),
       created_at: expect.any(String),
+      // Written without a message: received when stored.
+      received_at: found!.created_at,
     })
     expect(Number.isNaN(Date.parse(found!.created_at))).toBe(false)
   })
