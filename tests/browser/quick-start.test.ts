@@ -39,7 +39,7 @@ beforeAll(async () => {
   env = { DATA_DIR: dataDir, PORT: String(port), DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' }
   service = await startService(env)
   browser = await launchBrowser()
-})
+}, 120_000)
 
 afterAll(async () => {
   await browser?.close()

@@ -7,8 +7,8 @@ import { Glob } from 'bun'
 
 /** The one transport: the guarded client's pinned request. */
 const TRANSPORT = 'infrastructure/http/pinned-fetch.ts'
-/** Runs in the browsers of the sites that embed the widget, not on the server. */
-const BROWSER_CODE = new Set(['src/embed/widget.js'])
+/** Runs in browsers (the sites that embed the widget, the dashboard's upload page), not on the server. */
+const BROWSER_CODE = new Set(['src/embed/widget.js', 'src/dashboard/assets/upload.js'])
 
 const FORBIDDEN: [RegExp, string][] = [
   [/(^|[^.\w])fetch\s*\(/m, 'calls the global fetch'],
