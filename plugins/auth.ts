@@ -7,6 +7,7 @@ import {
   type RateLimitCounter,
   type RateLimitPolicy,
 } from '../domain/rate-limits/fixed-window.ts'
+import { bearerToken, secretMatcher } from './bearer.ts'
 import { assertWellFormed } from './body-limit.ts'
 import { clientIp } from './client-ip.ts'
 import { FailureError } from './failures.ts'
@@ -18,6 +19,8 @@ export interface AuthDeps {
   policies: { api: RateLimitPolicy; public: RateLimitPolicy }
   trustedHops: number
   now: () => Date
+  /** INGEST_SECRET, for `{ intakeAuth: true }`; null or absent: only account tokens. */
+  intakeSecret?: string | null
 }
 
 interface HeaderSink {
@@ -32,12 +35,6 @@ export function applyDecision(set: HeaderSink, decision: RateDecision): void {
   if (!decision.allowed) throw new FailureError({ code: 'rate_limited', retryAfter: decision.retryAfter })
 }
 
-function bearerToken(header: string | null): string | null {
-  if (header === null) return null
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
-  return match ? match[1]! : null
-}
-
 type ServerLike = { requestIP(request: Request): { address: string } | null } | null
 
 export function requestIp(deps: Pick<AuthDeps, 'trustedHops'>, request: Request, server: ServerLike): string {
@@ -50,9 +47,42 @@ export function requestIp(deps: Pick<AuthDeps, 'trustedHops'>, request: Request,
 
 export const BEARER_SECURITY = [{ bearerAuth: [] }]
 
+/** Who submits to the report intake: an account's token, or the operator's mail server. */
+export type Intake = { kind: 'account'; principal: Principal } | { kind: 'operator' }
+
+/**
+ * The bearer token of the request as a principal, counted against the token; without a usable
+ * token the request is counted against its client IP (public limit) and refused 401
+ * `invalid_token`. A 429 comes before the 401.
+ */
+async function authenticate(
+  deps: AuthDeps,
+  request: Request,
+  server: ServerLike,
+  set: HeaderSink,
+  now: Date,
+) {
+  const authenticated = await authenticateToken(deps, {
+    token: bearerToken(request.headers.get('authorization')),
+    now,
+  })
+  if (!authenticated.ok) {
+    const subject = requestIp(deps, request, server)
+    applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now }))
+    throw new FailureError(authenticated.failure)
+  }
+  const principal = authenticated.value
+  const facts = requestFacts(request)
+  if (facts) facts.accountId = principal.accountId
+  applyDecision(set, await consume(deps, { policy: deps.policies.api, subject: principal.tokenId, now }))
+  return principal
+}
+
 /**
  * `{ auth: true }`: bearer-token authentication plus the per-token limit. A request without a usable
  * token is counted against its client IP (public limit) and answered 401 `invalid_token`.
+ * `{ intakeAuth: true }`: the same, or the intake secret (`deps.intakeSecret`), which is counted
+ * per client address (`intake:<ip>`) under the public limit; resolves `intake` (docs/ingestion.md).
  * `{ publicRateLimit: true }`: the per-IP limit for unauthenticated public endpoints.
  */
 export function authPlugin(deps: AuthDeps) {
@@ -60,34 +90,34 @@ export function authPlugin(deps: AuthDeps) {
   // unauthenticated caller learns nothing from validation errors and every answer carries the limit
   // headers. `resolve` then only hands the principal to the handler, typed.
   const principals = new WeakMap<Request, Principal>()
+  const isIntakeSecret = secretMatcher(deps.intakeSecret ?? null)
   return new Elysia({ name: 'auth' }).macro({
     auth: {
       detail: { security: BEARER_SECURITY },
       async transform({ request, server, set, body }) {
-        const now = deps.now()
-        const authenticated = await authenticateToken(deps, {
-          token: bearerToken(request.headers.get('authorization')),
-          now,
-        })
-        if (!authenticated.ok) {
-          const subject = requestIp(deps, request, server)
-          applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now }))
-          throw new FailureError(authenticated.failure)
-        }
-        const principal = authenticated.value
-        const facts = requestFacts(request)
-        if (facts) facts.accountId = principal.accountId
-        applyDecision(
-          set,
-          await consume(deps, { policy: deps.policies.api, subject: principal.tokenId, now }),
-        )
-        principals.set(request, principal)
+        principals.set(request, await authenticate(deps, request, server, set, deps.now()))
         assertWellFormed(body)
       },
       resolve({ request }): { principal: Principal } {
         const principal = principals.get(request)
         if (principal === undefined) throw new Error('auth transform did not run')
         return { principal }
+      },
+    },
+    // The intake reads no body before its handler (`parse: 'none'`) and its only input is the
+    // ?recipient= query: it authenticates after validation, where it always has (a malformed
+    // recipient is a 400 that is not counted), and before the handler reads the message.
+    intakeAuth: {
+      detail: { security: BEARER_SECURITY },
+      async resolve({ request, server, set }): Promise<{ intake: Intake }> {
+        const now = deps.now()
+        if (isIntakeSecret(bearerToken(request.headers.get('authorization')))) {
+          // The operator's mail server: limited per client address, apart from unauthenticated callers.
+          const subject = `intake:${requestIp(deps, request, server)}`
+          applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now }))
+          return { intake: { kind: 'operator' } }
+        }
+        return { intake: { kind: 'account', principal: await authenticate(deps, request, server, set, now) } }
       },
     },
     publicRateLimit: {

@@ -1,6 +1,7 @@
 import { sha256 } from '@oslojs/crypto/sha2'
 import { encodeBase64urlNoPadding, encodeHexLowerCase } from '@oslojs/encoding'
 import type { RandomBytes } from '../shared/random.ts'
+import { userActor } from './actor.ts'
 
 // Dashboard sessions (contract §5): an opaque random id in the cookie, only its hash stored;
 // sliding expiry, ended after 30 days without use; a CSRF token per session.
@@ -47,6 +48,8 @@ export interface ActiveSession {
   email: string
   csrfToken: string
   expiresAt: Date
+  /** What the user's changes are recorded as (`user:<id>`). */
+  actor: string
 }
 
 export interface StartedSession {
@@ -99,6 +102,7 @@ export async function startSession(
       email: input.email,
       csrfToken,
       expiresAt,
+      actor: userActor(input.userId),
     },
   }
 }
@@ -134,6 +138,7 @@ export async function resumeSession(
       email: found.email,
       csrfToken: found.csrfToken,
       expiresAt,
+      actor: userActor(found.userId),
     },
     renewed,
   }

@@ -1,6 +1,7 @@
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
+import { userActor } from './actor.ts'
 import { hashToken, looksLikeToken, newTokenValue, tokenHint, tokenState } from './api-token.ts'
 import type { AccountStore, TokenRecord, TokenStore } from './ports.ts'
 
@@ -8,6 +9,8 @@ export interface Principal {
   accountId: string
   userId: string
   tokenId: string
+  /** What the principal's changes are recorded as (`user:<id>`). */
+  actor: string
 }
 
 /** Bearer authentication (contract §2): every unusable token gets the same `invalid_token` answer. */
@@ -18,7 +21,12 @@ export async function authenticateToken(
   if (input.token === null || !looksLikeToken(input.token)) return fail({ code: 'invalid_token' })
   const found = await deps.tokens.findForAuth(hashToken(input.token), input.now)
   if (found === null || tokenState(found, input.now) !== 'active') return fail({ code: 'invalid_token' })
-  return ok({ accountId: found.accountId, userId: found.userId, tokenId: found.id })
+  return ok({
+    accountId: found.accountId,
+    userId: found.userId,
+    tokenId: found.id,
+    actor: userActor(found.userId),
+  })
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/

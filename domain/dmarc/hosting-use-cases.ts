@@ -3,8 +3,8 @@
 // Rules for the record itself are in hosting.ts; docs/hosted-dns.md, docs/api.md.
 
 import type { DnsResolver } from '../dns/ports.ts'
+import { findAccountDomain, requireVerifiedFor } from '../domains/account-domain.ts'
 import type { AutomationLevel } from '../domains/domain.ts'
-import { normalizeDomainName } from '../domains/domain-name.ts'
 import { fail, ok, type Result } from '../shared/result.ts'
 import { type DmarcDiscovery, discoverDmarc } from './discovery.ts'
 import {
@@ -96,24 +96,13 @@ export async function delegationOf(
   }
 }
 
-export async function findDmarcDomain(
-  store: Pick<DmarcHostingStore, 'domain'>,
-  accountId: string,
-  name: string,
-): Promise<Result<DmarcDomain>> {
-  const checked = normalizeDomainName(name)
-  const domain = checked.ok ? await store.domain(accountId, checked.name) : null
-  return domain === null ? fail({ code: 'domain_not_found' }) : ok(domain)
-}
+/** The account's domain named in the request (domain/domains/account-domain.ts). */
+export const findDmarcDomain = (store: Pick<DmarcHostingStore, 'domain'>, accountId: string, name: string) =>
+  findAccountDomain((normalized) => store.domain(accountId, normalized), name)
 
-/** Contract §4: DNS writes act only on verified domains. */
-export function requireVerifiedDomain(domain: DmarcDomain): Result<null> {
-  if (domain.verified) return ok(null)
-  return fail({
-    code: 'forbidden',
-    message: `Verify ownership of ${domain.name} first (POST /domains/${domain.name}/verify): DMARC records are only hosted and changed for verified domains.`,
-  })
-}
+/** DNS writes act only on verified domains (domain/domains/account-domain.ts). */
+export const requireVerifiedDomain = (domain: DmarcDomain): Result<null> =>
+  requireVerifiedFor(domain, 'dmarc')
 
 export interface DmarcState {
   domain: DmarcDomain

@@ -2,6 +2,7 @@ import { isDemoDomain } from '../demo/demo-world.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
+import { findAccountDomain } from './account-domain.ts'
 import type { AutomationLevel, Domain } from './domain.ts'
 import { newVerificationToken, normalizeSelectors } from './domain.ts'
 import { normalizeDomainName } from './domain-name.ts'
@@ -55,15 +56,9 @@ export async function addDomain(
   return ok(created)
 }
 
-/**
- * Path names go through the same normalisation as creation, so `/domains/Example.COM` finds
- * `example.com`; an unusable name is simply not in the account (contract §2: no enumeration).
- */
-export async function getDomain(deps: Pick<DomainDeps, 'domains'>, accountId: string, name: string) {
-  const checked = normalizeDomainName(name)
-  const domain = checked.ok ? await deps.domains.get(accountId, checked.name) : null
-  return domain === null ? fail<Domain>({ code: 'domain_not_found' }) : ok(domain)
-}
+/** The account's domain named in the path (domain/domains/account-domain.ts). */
+export const getDomain = (deps: Pick<DomainDeps, 'domains'>, accountId: string, name: string) =>
+  findAccountDomain((normalized) => deps.domains.get(accountId, normalized), name)
 
 export function listDomains(
   deps: Pick<DomainDeps, 'domains'>,

@@ -3,9 +3,9 @@
 // committing a change as a new version (budget first, then one transaction in the store).
 
 import type { DnsResolver } from '../dns/ports.ts'
-import { normalizeDomainName } from '../domains/domain-name.ts'
+import { findAccountDomain, requireVerifiedFor } from '../domains/account-domain.ts'
 import type { DomainEvent } from '../events/event.ts'
-import { fail, ok, type Result } from '../shared/result.ts'
+import { ok, type Result } from '../shared/result.ts'
 import { type HostedRecords, hostedName, type ManagedSpfConfig, planManagedRecord } from './managed-record.ts'
 import type { DnsWriteBudget, ManagedState, SaveOutcome, SpfAction, SpfDomain, SpfStore } from './ports.ts'
 import { outsideLookups, type PublishedSpf, recordToPublish } from './published-record.ts'
@@ -34,25 +34,12 @@ export interface ManagedView {
 /** Optimistic concurrency: a change planned on a version that moved on is planned again. */
 export const SAVE_ATTEMPTS = 3
 
-/** Path names are normalised like creation names; anything else is not in the account (§2). */
-export async function findDomain(
-  store: SpfStore,
-  accountId: string,
-  name: string,
-): Promise<Result<SpfDomain>> {
-  const checked = normalizeDomainName(name)
-  const domain = checked.ok ? await store.domain(accountId, checked.name) : null
-  return domain === null ? fail({ code: 'domain_not_found' }) : ok(domain)
-}
+/** The account's domain named in the request (domain/domains/account-domain.ts). */
+export const findDomain = (store: Pick<SpfStore, 'domain'>, accountId: string, name: string) =>
+  findAccountDomain((normalized) => store.domain(accountId, normalized), name)
 
-/** Contract §4: DNS writes act only on verified domains. */
-export function requireVerified(domain: SpfDomain): Result<null> {
-  if (domain.verified) return ok(null)
-  return fail({
-    code: 'forbidden',
-    message: `Verify ownership of ${domain.name} first (POST /domains/${domain.name}/verify): SPF changes are only made for verified domains.`,
-  })
-}
+/** DNS writes act only on verified domains (domain/domains/account-domain.ts). */
+export const requireVerified = (domain: SpfDomain): Result<null> => requireVerifiedFor(domain, 'spf')
 
 export function viewOf(
   state: ManagedState,

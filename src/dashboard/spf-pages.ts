@@ -30,7 +30,6 @@ const NOTICES: Record<string, string> = {
   detected: 'The detected sources were added as a new version.',
 }
 
-const actorOf = (session: ActiveSession) => `user:${session.userId}`
 const optional = (value: string | null) => (value === null || value.trim() === '' ? undefined : value.trim())
 
 interface Refusal {
@@ -115,7 +114,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
       const detected = await detectSources(useCases, {
         accountId: session.accountId,
         name: domain,
-        actor: actorOf(session),
+        actor: session.actor,
       })
       proposals = detected.ok ? detected.value.proposals : []
     }
@@ -123,7 +122,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
     return htmlResponse(
       spfPageView({
         viewer: viewerOf(session),
-        actor: actorOf(session),
+        actor: session.actor,
         overview,
         versions: versions?.ok ? versions.value : null,
         versionsPage,
@@ -171,7 +170,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
         const result = await activate(useCases, {
           accountId: session.accountId,
           name,
-          actor: actorOf(session),
+          actor: session.actor,
           // Values off the form's lists are left to the defaults rather than guessed.
           all: all === '-all' || all === '~all' ? all : undefined,
           flatten: ['auto', 'always', 'never'].includes(flatten ?? '')
@@ -201,7 +200,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
           ip: addForm.source.trim(),
           include: optional(addForm.include),
           network: optional(addForm.network),
-          actor: actorOf(session),
+          actor: session.actor,
         })
         if (!result.ok) return answer(session, name, result.failure, { addForm })
         const { value } = result
@@ -224,7 +223,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
         const result = await detectSources(useCases, {
           accountId: session.accountId,
           name,
-          actor: actorOf(session),
+          actor: session.actor,
         })
         if (!result.ok) return answer(session, name, result.failure)
         if (result.value.applied) return done(result.value.domain, 'detected')
@@ -251,7 +250,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
           accountId: session.accountId,
           name,
           version: Number(version),
-          actor: actorOf(session),
+          actor: session.actor,
         })
         if (!result.ok) return answer(session, name, result.failure)
         return done(result.value.domain, result.value.changed ? 'rolled-back' : 'current')

@@ -43,7 +43,6 @@ export interface DmarcRouteDeps {
   reportAddress: (accountId: string) => Promise<string>
 }
 
-const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
 const writeErrors = { ...authErrors, 403: 'Error' } as const
 const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
 
@@ -101,7 +100,7 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
             accountId: principal.accountId,
             name: params.name,
             record: body?.record,
-            actor: actorOf(principal),
+            actor: principal.actor,
           }),
         )
         return item(presentHosting(result))
@@ -127,7 +126,7 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
             accountId: principal.accountId,
             name: params.name,
             record: body.record,
-            actor: actorOf(principal),
+            actor: principal.actor,
           }),
         )
         return item(presentHosting(result))
@@ -171,7 +170,7 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
           await approveProposal(progression, {
             accountId: principal.accountId,
             name: params.name,
-            actor: actorOf(principal),
+            actor: principal.actor,
           }),
         )
         return item(presentApplied(result))
@@ -194,7 +193,7 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
           await rollbackPolicy(progression, {
             accountId: principal.accountId,
             name: params.name,
-            actor: actorOf(principal),
+            actor: principal.actor,
             reason: body?.reason,
           }),
         )

@@ -50,7 +50,6 @@ export interface DnsProviderRouteDeps {
   readBack?: WriteDeps['readBack']
 }
 
-const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
 const idParams = t.Object({ id: IdText({ description: 'A UUID' }) })
 const notFound = (resource: string) => unwrap(fail({ code: 'not_found', resource }))
 const writeErrors = { ...authErrors, 403: 'Error', 404: 'Error' } as const
@@ -176,7 +175,7 @@ export function dnsProviderRoutes(deps: DnsProviderRouteDeps) {
         const planned = settle(await planWrite(useCases, input))
         if (!planned.ok) return status(502, planned.problem)
         const dryRun = body.dry_run === true
-        const actor = { accountId: principal.accountId, actor: actorOf(principal), dryRun }
+        const actor = { accountId: principal.accountId, actor: principal.actor, dryRun }
         const done = settle(
           await settlePlan(useCases, planned.value, { ...actor, reason: 'POST /dns-providers/writes' }),
         )
@@ -227,7 +226,7 @@ export function dnsProviderRoutes(deps: DnsProviderRouteDeps) {
     .post(
       '/writes/:id/rollback',
       async ({ principal, params, status }) => {
-        const input = { accountId: principal.accountId, id: params.id, actor: actorOf(principal) }
+        const input = { accountId: principal.accountId, id: params.id, actor: principal.actor }
         const result = settle(await rollbackWrite(useCases, input))
         if (!result.ok) return status(502, result.problem)
         return item(presentWrite(result.value))

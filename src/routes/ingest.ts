@@ -1,14 +1,11 @@
-import { timingSafeEqual } from 'node:crypto'
 import { Elysia, t } from 'elysia'
-import { authenticateToken } from '../../domain/accounts/use-cases.ts'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
-import { consume } from '../../domain/rate-limits/fixed-window.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
 import { readAll } from '../../infrastructure/mail/extract-reports.ts'
 import { gunzipStream } from '../../infrastructure/mail/gzip-stream.ts'
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
-import { type AuthDeps, applyDecision, authPlugin, requestIp } from '../../plugins/auth.ts'
+import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { readLimited } from '../../plugins/body-limit.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
@@ -23,13 +20,6 @@ const QuarantineModel = t.Object({
   code: t.String({ examples: ['limit_exceeded'] }),
   reason: t.String(),
 })
-
-function secretMatches(given: string, secret: string | null): boolean {
-  if (secret === null) return false
-  const a = new TextEncoder().encode(given)
-  const b = new TextEncoder().encode(secret)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 // A TLS-RPT report is a few KB; 16 MB decompressed is far beyond any real one.
 const TLS_RPT_LIMITS = {
@@ -61,7 +51,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
   return (
     new Elysia({ name: 'routes:ingest', prefix: '/ingest', detail: { tags: ['Report intake'] } })
       .use(apiModels)
-      .use(authPlugin(deps.auth))
+      .use(authPlugin({ ...deps.auth, intakeSecret: deps.ingestSecret }))
       .model({
         IngestAddress: t.Object({
           data: t.Object({
@@ -95,34 +85,14 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       // operator's intake secret with the envelope recipient, for a mail server serving every account.
       .post(
         '/messages',
-        async ({ request, query, status, server, set }) => {
-          const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? null
-          const now = deps.auth.now()
+        async ({ intake, request, query, status }) => {
           const recipient = query.recipient ?? request.headers.get('x-original-to')
-          let accountId: string | undefined
-          let limit: { policy: typeof deps.auth.policies.api; subject: string }
-          if (bearer !== null && secretMatches(bearer, deps.ingestSecret)) {
-            // The operator's mail server: limited per client address, and it must say who the mail is for.
-            limit = {
-              policy: deps.auth.policies.public,
-              subject: `intake:${requestIp(deps.auth, request, server)}`,
-            }
-          } else {
-            const principal = await authenticateToken(deps.auth, { token: bearer, now })
-            limit = principal.ok
-              ? { policy: deps.auth.policies.api, subject: principal.value.tokenId }
-              : { policy: deps.auth.policies.public, subject: requestIp(deps.auth, request, server) }
-            const decision = await consume(deps.auth, { ...limit, now })
-            applyDecision(set, decision)
-            accountId = unwrap(principal).accountId
+          // The operator's mail server must say who the mail is for; a token decides the account.
+          if (intake.kind === 'operator' && !recipient) {
+            const message = 'Give the envelope recipient with ?recipient= or X-Original-To.'
+            throw new FailureError({ code: 'validation_failed', message, errors: { recipient: [message] } })
           }
-          if (accountId === undefined) {
-            applyDecision(set, await consume(deps.auth, { ...limit, now }))
-            if (!recipient) {
-              const message = 'Give the envelope recipient with ?recipient= or X-Original-To.'
-              throw new FailureError({ code: 'validation_failed', message, errors: { recipient: [message] } })
-            }
-          }
+          const accountId = intake.kind === 'account' ? intake.principal.accountId : undefined
           const raw = await read(request)
           const accepted = unwrap(
             await deps.accept({ raw, recipient: recipient || null, source: 'http', accountId }),
@@ -130,6 +100,7 @@ export function ingestRoutes(deps: IngestRouteDeps) {
           return status(202, { data: { id: accepted.id, status: 'accepted' as const } })
         },
         {
+          intakeAuth: true,
           parse: 'none',
           query: t.Object({ recipient: t.Optional(Line({ maxLength: 320 })) }),
           response: {
@@ -144,7 +115,6 @@ export function ingestRoutes(deps: IngestRouteDeps) {
             summary: 'Submit a raw report email (Content-Type: message/rfc822)',
             description:
               'Answers 202 once the message is stored durably; parsing happens in the background. Authenticate with an API token (the report goes to its account) or with the intake secret (INGEST_SECRET) plus the envelope recipient in ?recipient= or X-Original-To. Messages up to INGEST_MAX_MESSAGE_BYTES (64 MB). A bare report file is read too; POST /ingest/reports takes one and answers with its outcome.',
-            security: [{ bearerAuth: [] }],
           },
         },
       )

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import { CONTENT_TYPE } from '../../infrastructure/metrics/registry.ts'
 import { type MetricsSources, scrapeMetrics, startLagSampler } from '../../infrastructure/metrics/scrape.ts'
+import { bearerToken, secretMatcher } from '../../plugins/bearer.ts'
 
 // GET /metrics: Prometheus text for the scraper, behind METRICS_TOKEN (Bearer). Without a token
 // configured the route does not exist (404 like any unknown path): metrics are off by default, and
@@ -13,18 +13,10 @@ export interface MetricsDeps extends MetricsSources {
   token: string | null
 }
 
-const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest()
-
-/**
- * Compares the bearer token with the configured one in constant time. Both sides are hashed first,
- * so neither the content nor the length of the secret shows in the timing.
- */
+/** Checks the bearer token against METRICS_TOKEN in constant time (plugins/bearer.ts). */
 export function tokenChecker(token: string): (authorization: string | null) => boolean {
-  const expected = sha256(token)
-  return (authorization) => {
-    const match = authorization === null ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
-    return timingSafeEqual(sha256(match?.[1] ?? ''), expected) && match !== null
-  }
+  const matches = secretMatcher(token)
+  return (authorization) => matches(bearerToken(authorization))
 }
 
 const UNAUTHORIZED = JSON.stringify({

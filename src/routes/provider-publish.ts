@@ -30,7 +30,6 @@ const PublishBody = t.Object(
   { additionalProperties: false },
 )
 const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
-const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
 const errors = { ...authErrors, 403: 'Error', 404: 'Error' } as const
 
 const present = ({ plan, dryRun, write }: Published) =>
@@ -38,10 +37,10 @@ const present = ({ plan, dryRun, write }: Published) =>
 
 /** What both publish use cases take from a request. */
 const publishInput = (
-  principal: { accountId: string; userId: string },
+  principal: { accountId: string; actor: string },
   name: string,
   body: { dry_run?: boolean },
-) => ({ accountId: principal.accountId, name, actor: actorOf(principal), dryRun: body.dry_run === true })
+) => ({ accountId: principal.accountId, name, actor: principal.actor, dryRun: body.dry_run === true })
 
 /** Both routes: a token, the domain in the path, `{dry_run?}`, a write or its plan, or a 502. */
 const publishRoute = (summary: string, description: string) =>

@@ -49,8 +49,6 @@ function dotted<T>(result: Result<T>): T {
   return unwrap(fail({ ...result.failure, message: rename(result.failure.message), errors }))
 }
 
-const actorOf = (principal: { userId: string }) => `user:${principal.userId}`
-
 const writeErrors = { ...authErrors, 403: 'Error' } as const
 const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
 
@@ -91,7 +89,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
           await activate(useCases, {
             accountId: principal.accountId,
             name: params.name,
-            actor: actorOf(principal),
+            actor: principal.actor,
             sources: body?.sources?.map(sourceOf),
             all: body?.all,
             flatten: body?.flatten,
@@ -124,7 +122,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
           await detectSources(useCases, {
             accountId: principal.accountId,
             name: params.name,
-            actor: actorOf(principal),
+            actor: principal.actor,
           }),
         )
         return item({
@@ -157,7 +155,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
             ip: params.source,
             include: body?.include,
             network: body?.network,
-            actor: actorOf(principal),
+            actor: principal.actor,
           }),
         )
         const { term: _term, ...source } = presentSource(result.source)
@@ -216,7 +214,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
             accountId: principal.accountId,
             name: params.name,
             version: body.version,
-            actor: actorOf(principal),
+            actor: principal.actor,
           }),
         )
         return item({

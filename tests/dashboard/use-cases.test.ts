@@ -134,6 +134,7 @@ test('sessions slide once an hour at most and die after 30 idle days', async () 
   const renewed = await resumeSession({ sessions: sessions.store }, { id, now: at(3_600_000) })
   expect(renewed?.renewed).toBe(true)
   expect(renewed?.session.expiresAt).toEqual(at(3_600_000 + SESSION_IDLE_MS))
+  expect(renewed?.session.actor).toBe('user:u1')
   expect(
     await resumeSession({ sessions: sessions.store }, { id, now: at(3_600_000 + SESSION_IDLE_MS) }),
   ).toBeNull()

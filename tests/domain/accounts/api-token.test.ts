@@ -73,7 +73,8 @@ test('an expired or revoked token found in the store is invalid', async () => {
     { tokens: { findForAuth: async () => ({ ...base, expiresAt: null, revokedAt: null }) } },
     { token: newTokenValue(bytes(3)), now },
   )
-  expect(live).toEqual({ ok: true, value: { accountId: 'a', userId: 'u', tokenId: 't' } })
+  // The principal carries the actor its changes are recorded as.
+  expect(live).toEqual({ ok: true, value: { accountId: 'a', userId: 'u', tokenId: 't', actor: 'user:u' } })
 })
 
 test('emails are trimmed and lower-cased; passwords have a minimum length', async () => {
