@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import { checkDeps, intake, type Runtime, stores } from './compose.ts'
 import { registerAlertJobs } from './jobs/alerts.ts'
+import { ByteBudget } from './jobs/byte-budget.ts'
 import { registerDnsProviderJobs } from './jobs/dns-providers.ts'
 import { registerIngestJobs } from './jobs/ingest.ts'
 import { registerMailboxPolling } from './jobs/mailboxes.ts'
@@ -32,6 +33,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       maxParts: 1000,
     },
     redactForensic: s.forensicTls.redactsForensic,
+    budget: new ByteBudget(config.ingestWorkerMaxBytes),
   })
   await registerMailboxPolling(
     boss,
