@@ -3,6 +3,7 @@ import { type FileHandle, open, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { SpooledMessage } from '../../domain/ingest/intake.ts'
+import { processPacer } from '../runtime/gc-pacer.ts'
 
 // A message arriving over HTTP or SMTP is read to its end before it is accepted (its size decides
 // 413/552, its hash goes with it), but never held whole: the first MEMORY_BYTES stay in memory
@@ -46,6 +47,7 @@ export async function spoolMessage(
   }
   try {
     for await (const chunk of source) {
+      processPacer.count(chunk.byteLength)
       size += chunk.byteLength
       if (size > options.maxBytes) {
         memory.length = 0
@@ -62,7 +64,7 @@ export async function spoolMessage(
       }
       if (file === null) {
         const path = join(options.dir ?? tmpdir(), `dmarcwatch-${randomBytes(12).toString('hex')}.eml`)
-        file = { path, handle: await open(path, 'wx', 0o600) }
+        file = { path, handle: await open(path, 'wx+', 0o600) }
       }
       await file.handle.write(chunk)
     }

@@ -7,6 +7,8 @@ import { type ExtractFailure, limitExceeded } from './extraction-failure.ts'
 // it goes on (its backpressure), so at any time only a chunk of the message is held, never the
 // message or an attachment. Text parts are the exception: mailparser joins them into a string.
 
+const WRITE_BYTES = 64 * 1024
+
 export type MimeItem =
   | { type: 'attachment'; attachment: AttachmentStream }
   | { type: 'text'; text: string | null }
@@ -83,8 +85,11 @@ export function mimeStream(source: AsyncIterable<Uint8Array>, options: MimeOptio
   const pump = (async () => {
     try {
       for await (const chunk of source) {
-        if (stopped || parser.destroyed) return
-        if (!parser.write(chunk)) await waitWritable()
+        // In slices: mailsplit queues up to 16 writes whatever their size (an object-mode buffer).
+        for (let at = 0; at < chunk.byteLength; at += WRITE_BYTES) {
+          if (stopped || parser.destroyed) return
+          if (!parser.write(chunk.subarray(at, at + WRITE_BYTES))) await waitWritable()
+        }
       }
       if (!stopped && !parser.destroyed) parser.end()
     } catch (error) {

@@ -5,6 +5,7 @@ import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
 import { ingestMessagePieces, ingestMessages } from '../db/schema/reports.ts'
+import { processPacer } from '../runtime/gc-pacer.ts'
 import { pgArray } from './sql-tx.ts'
 
 export const PROCESS_MESSAGE = 'ingest.process-message'
@@ -102,6 +103,8 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
         for await (const piece of regroup(body.pieces(), MESSAGE_PIECE_BYTES)) {
           await tx.insert(ingestMessagePieces).values({ messageId: row!.id, seq: seq++, bytes: piece })
           written += piece.byteLength
+          // Each piece leaves a hex string of twice its size behind (infrastructure/runtime/gc-pacer.ts).
+          processPacer.count(piece.byteLength * 3)
         }
         if (seq !== pieces || written !== body.size) throw new Error('the spooled message changed size')
         await enqueue(jobs, tx, row!.id)
@@ -131,6 +134,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
           .where(and(eq(ingestMessagePieces.messageId, message.id), eq(ingestMessagePieces.seq, seq)))
         const bytes = rows[0]?.bytes
         if (bytes === undefined) throw new Error(`message ${message.id} lacks piece ${seq}`)
+        processPacer.count(bytes.byteLength * 3)
         yield bytes
       }
     },

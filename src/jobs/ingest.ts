@@ -27,6 +27,7 @@ import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-
 import { PROCESS_MESSAGE } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
+import { paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { ENRICH_SOURCES } from './queues.ts'
 
@@ -61,7 +62,7 @@ async function* permanent(stream: AsyncIterable<Uint8Array>): AsyncIterable<Uint
 function toPayload(deps: IngestJobDeps, payload: ReportPayload): Payload {
   const name = payload.entryName ?? payload.filename ?? payload.kind
   if (payload.kind === 'aggregate-xml')
-    return { kind: 'aggregate', name, open: () => permanent(payload.open()) }
+    return { kind: 'aggregate', name, open: () => permanent(paced(payload.open(), processPacer)) }
   if (payload.kind === 'tls-rpt-json') {
     return {
       kind: 'tls-rpt',
