@@ -1,8 +1,13 @@
 import { describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import { zipSync } from 'fflate'
-import { type ExtractLimits, extractReports, readAll } from '../../../infrastructure/mail/extract-reports.ts'
-import type { ReportPayload } from '../../../infrastructure/mail/report-payloads.ts'
+import {
+  type ExtractLimits,
+  extractReports,
+  readAll,
+  streamReports,
+} from '../../../infrastructure/mail/extract-reports.ts'
+import { type ReportPayload, sliceStream } from '../../../infrastructure/mail/report-payloads.ts'
 import { attachment, bytesOf, multipart, singlePart, textPart } from './mime-builder.ts'
 
 const AGGREGATE = 'tests/fixtures/dmarc-aggregate'
@@ -270,5 +275,41 @@ describe('formats are told by magic bytes, not by labels', () => {
       ok: false,
       reason: { code: 'no_report_found' },
     })
+  })
+})
+
+describe('streaming (streamReports, as the worker reads messages)', () => {
+  const xmlOf = (id: string) =>
+    bytesOf(
+      `<?xml version="1.0"?><feedback><report_metadata><report_id>${id}</report_id></report_metadata></feedback>`,
+    )
+  const raw = multipart([
+    attachment('application/gzip', 'a.xml.gz', gzipSync(xmlOf('first'))),
+    attachment('application/zip', 'b.zip', zipSync({ 'b.xml': xmlOf('second') })),
+    attachment('text/xml', 'c.xml', xmlOf('third')),
+  ])
+
+  test('payloads are handed over in order, each readable once while it is handed', async () => {
+    const seen: string[] = []
+    const result = await streamReports(sliceStream(bytesOf(raw)), LIMITS, async (payload) => {
+      const read = await readAll(payload.open(), 1024 * 1024)
+      if (!read.ok) throw new Error('unreadable')
+      seen.push(/<report_id>(\w+)</.exec(decoder.decode(read.value))![1]!)
+      expect(() => payload.open()).toThrow('can be read once')
+    })
+    expect(result).toEqual({ ok: true, handed: 3, skipped: [] })
+    expect(seen).toEqual(['first', 'second', 'third'])
+  })
+
+  test('a payload left unread (or read in part) is skipped and the message goes on', async () => {
+    const kinds: string[] = []
+    let index = 0
+    const result = await streamReports(sliceStream(bytesOf(raw)), LIMITS, async (payload) => {
+      kinds.push(`${payload.compression}`)
+      if (index++ === 0) return
+      for await (const _ of payload.open()) break
+    })
+    expect(result).toMatchObject({ ok: true, handed: 3 })
+    expect(kinds).toEqual(['gzip', 'zip', 'none'])
   })
 })
