@@ -1,5 +1,5 @@
 import type { AttachmentStream } from 'mailparser'
-import { slices } from './chunk-reader.ts'
+import { ChunkReader, slices } from './chunk-reader.ts'
 import {
   asExtractionError,
   type ExtractFailure,
@@ -17,6 +17,7 @@ import {
   type SkippedPart,
   sliceStream,
 } from './report-payloads.ts'
+import { SNIFF_BYTES, sniffFormat } from './sniff.ts'
 
 // Takes the report payloads out of a raw RFC 5322 message: DMARC aggregate XML (RFC 7489 §7.2.1.1,
 // RFC 9990), TLS-RPT JSON (RFC 8460 §5.3) and failure reports (RFC 5965, RFC 6591, RFC 9991).
@@ -68,8 +69,20 @@ export async function streamReports(
     walk.handed++
     await each(payload)
   }
-  const failure = await collect(source, 0, walk)
-  if (failure !== null) return { ok: false, reason: failure }
+  // A bare report (a report file rather than an email) is read like one attachment, under the
+  // same limits: its first bytes are a report's (sniff.ts), which no RFC 5322 message starts with.
+  const reader = new ChunkReader(source)
+  if (sniffFormat(await reader.peek(SNIFF_BYTES)) !== null) {
+    const part = { filename: null, contentType: 'application/octet-stream' }
+    try {
+      await addPartPayloads(walk.sink, reader.stream(), part, limits)
+    } catch (error) {
+      skipped.push({ ...part, entryName: null, reason: asExtractionError(error, 'reading').reason })
+    }
+  } else {
+    const failure = await collect(reader.stream(), 0, walk)
+    if (failure !== null) return { ok: false, reason: failure }
+  }
   if (walk.handed > 0) return { ok: true, handed: walk.handed, skipped }
   // Nothing usable: the most telling reason is a part that failed, rather than "nothing there".
   const problem = skipped.find((part) => part.reason.code !== 'no_report_found') ?? skipped[0]

@@ -313,3 +313,22 @@ describe('streaming (streamReports, as the worker reads messages)', () => {
     expect(kinds).toEqual(['gzip', 'zip', 'none'])
   })
 })
+
+describe('bare reports (a report file rather than an email)', () => {
+  test('a gzip, a zip and plain XML are each read like one attachment', async () => {
+    const xml = bytesOf(
+      '<?xml version="1.0"?><feedback><report_metadata><report_id>bare</report_id></report_metadata></feedback>',
+    )
+    for (const [file, compression] of [
+      [gzipSync(xml), 'gzip'],
+      [zipSync({ 'r.xml': xml }), 'zip'],
+      [xml, 'none'],
+    ] as const) {
+      const payloads = await extractOk(new Uint8Array(file))
+      expect(payloads.map((payload) => [payload.kind, payload.compression])).toEqual([
+        ['aggregate-xml', compression],
+      ])
+      expect(await contentOf(payloads[0]!)).toEqual(xml)
+    }
+  })
+})
