@@ -18,16 +18,8 @@ export interface MimeOptions {
   maxParts: number
 }
 
-export class MimeFailure extends Error {
-  constructor(readonly reason: ExtractFailure) {
-    super(reason.message)
-    this.name = 'MimeFailure'
-  }
-}
-
 /** A parser error as the reason the message cannot be read. */
 export function mimeFailure(error: unknown, maxParts: number): ExtractFailure {
-  if (error instanceof MimeFailure) return error.reason
   const message = (error as Error)?.message ?? String(error)
   if ((error as { code?: string })?.code === 'EMAXLEN') {
     if (/child nodes/i.test(message))
