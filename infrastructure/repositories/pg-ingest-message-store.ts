@@ -107,8 +107,8 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
           await tx.execute(sql`insert into ingest_message_pieces (message_id, seq, bytes)
             values (${row!.id}, ${seq++}, decode(${hex}, 'hex'))`)
           written += piece.byteLength
-          // Each piece leaves a hex string of twice its size behind (infrastructure/runtime/gc-pacer.ts).
-          processPacer.count(piece.byteLength * 3)
+          // Each piece leaves a hex string behind (infrastructure/runtime/gc-pacer.ts).
+          processPacer.count(piece.byteLength)
         }
         if (seq !== pieces || written !== body.size) throw new Error('the spooled message changed size')
         await enqueue(jobs, tx, row!.id)
@@ -139,7 +139,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
         const hex = rows[0]?.hex
         if (hex === undefined) throw new Error(`message ${message.id} lacks piece ${seq}`)
         const bytes: Uint8Array = Buffer.from(hex, 'hex')
-        processPacer.count(bytes.byteLength * 3)
+        processPacer.count(bytes.byteLength)
         yield bytes
       }
     },
