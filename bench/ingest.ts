@@ -10,13 +10,14 @@ import { buildApp, intake, openSecretBox, resolvers, stores, systemRandom } from
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
+import { ingestMemoryFigures } from './ingest-memory.ts'
 import { cpuSince, startPeakRss } from './process-stats.ts'
 import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
 const figures: Figure[] = []
 
-// BENCH_ONLY=large|queue|summary runs one part (comma-separated for several).
+// BENCH_ONLY=large|queue|summary|memory runs one part (comma-separated for several).
 const only = (part: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(part)
 const db = await createTestDatabase()
 const database = db.database
@@ -212,6 +213,13 @@ if (only('queue')) {
   )
 }
 await boss.stop({ graceful: false })
+
+// 4. Large mail (issue #16): a service process's peak RSS growth for one ~60 MB message and for
+// eight at once, sent over HTTP and processed by its worker (bench/ingest-memory.ts).
+if (only('memory')) {
+  if (db.url === null) throw new Error('bench:ingest needs PostgreSQL')
+  figures.push(...(await ingestMemoryFigures({ url: db.url, database, recipient, domains })))
+}
 
 // 3. Overview and domain summary for an account holding a year of reports: rollups, daily totals
 // and report rows for 20 domains over 366 days (written directly, as the writer would have), ~10 M

@@ -5,6 +5,7 @@ import type { Database } from '../infrastructure/db/database.ts'
 import { DataDirBusyError } from '../infrastructure/db/embedded.ts'
 import { migrate } from '../infrastructure/db/migrate.ts'
 import { parseHeaders } from '../infrastructure/mail/header-recipient.ts'
+import { type Spool, spoolMessage } from '../infrastructure/mail/message-spool.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { demoCommand, demoDeps } from './cli/demo.ts'
@@ -137,10 +138,19 @@ async function run(argv: string[], config: Config, database: Database): Promise<
       )
     }
     case 'ingest': {
-      const raw = new Uint8Array(await new Response(Bun.stdin.stream()).arrayBuffer())
+      // Spooled like the HTTP and SMTP intake: a large message is never held whole.
+      const spooled = await spoolMessage(Bun.stdin.stream() as unknown as AsyncIterable<Uint8Array>, {
+        maxBytes: config.ingestMaxMessageBytes,
+      })
+      if (!spooled.ok)
+        throw new CliError(`not accepted: the message is larger than ${config.ingestMaxMessageBytes} bytes`)
+      const raw = spooled.spool
       const recipient =
         values.recipient ??
-        recipientFromHeaders(Object.fromEntries(parseHeaders(raw)), config.ingestDomain) ??
+        recipientFromHeaders(
+          Object.fromEntries(parseHeaders(await leadingBytes(raw))),
+          config.ingestDomain,
+        ) ??
         null
       const boss = await startBoss(database, { background: false })
       try {
@@ -160,6 +170,7 @@ async function run(argv: string[], config: Config, database: Database): Promise<
         return JSON.stringify({ id: result.value.id, status: 'accepted' })
       } finally {
         await boss.stop({ graceful: false })
+        await raw.discard()
       }
     }
     case 'demo': {
@@ -219,3 +230,15 @@ async function main(): Promise<number> {
 }
 
 process.exit(await main())
+
+/** The start of a spooled message, enough for its header section. */
+async function leadingBytes(spool: Spool, limit = 256 * 1024): Promise<Uint8Array> {
+  const pieces: Uint8Array[] = []
+  let total = 0
+  for await (const piece of spool.pieces()) {
+    pieces.push(piece)
+    total += piece.byteLength
+    if (total >= limit) break
+  }
+  return Buffer.concat(pieces).subarray(0, limit)
+}

@@ -45,6 +45,7 @@ import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
+import { ByteBudget } from './jobs/byte-budget.ts'
 import type { IngestJobDeps } from './jobs/ingest.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
@@ -175,6 +176,8 @@ export function ingestJobDeps(
       maxParts: 1000,
     },
     redactForensic: forensicTls.redactsForensic,
+    // Messages admitted by their bytes in flight (docs/ingestion.md, "Memory").
+    budget: new ByteBudget(config.ingestWorkerMaxBytes),
   }
 }
 

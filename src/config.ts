@@ -35,6 +35,8 @@ export interface Config {
   ingestMaxMessageBytes: number
   /** Bytes; a decompressed report (contract §6: 1 GB). */
   ingestMaxReportBytes: number
+  /** Bytes; the sizes of the messages one worker process works on at once (docs/ingestion.md). */
+  ingestWorkerMaxBytes: number
   shutdownTimeoutMs: number
   /** Recursive resolvers for the posture checks; null: the system's (/etc/resolv.conf). */
   dnsServers: DnsServer[] | null
@@ -148,6 +150,12 @@ export function loadConfig(env: Env = process.env): Config {
     maxJsonBodyBytes: int('MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     ingestMaxMessageBytes: int('INGEST_MAX_MESSAGE_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ingestMaxReportBytes: int('INGEST_MAX_REPORT_BYTES', 1024 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
+    ingestWorkerMaxBytes: int(
+      'INGEST_WORKER_MAX_BYTES',
+      128 * 1024 * 1024,
+      1024 * 1024,
+      64 * 1024 * 1024 * 1024,
+    ),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 120_000),
     dnsServers: null,
     dnsTimeoutMs: int('DNS_TIMEOUT_MS', 2000, 50, 30_000),

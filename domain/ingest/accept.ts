@@ -1,13 +1,13 @@
 import { fail, ok, type Result } from '../shared/result.ts'
-import type { Accepted, AcceptInput, IntakeSource } from './intake.ts'
+import type { Accepted, AcceptInput, IntakeSource, SpooledMessage } from './intake.ts'
 import { ingestKeyOf } from './routing.ts'
 
 export interface NewIngestMessage {
   accountId: string
   source: IntakeSource
   recipient: string | null
-  raw: Uint8Array
-  sha256: string
+  /** The bytes, with their size and SHA-256; stored in pieces when large. */
+  body: SpooledMessage
   receivedAt: Date
   /** Delay the processing job: the caller processes the message at once (AcceptInput.processInline). */
   deferJob: boolean
@@ -42,8 +42,9 @@ export async function acceptMessage(
   },
   input: AcceptInput,
 ): Promise<Result<Accepted>> {
-  if (input.raw.byteLength > deps.maxBytes) return fail({ code: 'payload_too_large', limit: deps.maxBytes })
-  if (input.raw.byteLength === 0) {
+  const body = spooled(input.raw, deps.sha256)
+  if (body.size > deps.maxBytes) return fail({ code: 'payload_too_large', limit: deps.maxBytes })
+  if (body.size === 0) {
     return fail({
       code: 'validation_failed',
       message: 'The message is empty.',
@@ -60,10 +61,25 @@ export async function acceptMessage(
     accountId,
     source: input.source,
     recipient: input.recipient,
-    raw: input.raw,
-    sha256: deps.sha256(input.raw),
+    body,
     receivedAt: arrival(input.arrivedAt, deps.now()),
     deferJob: input.processInline === true,
   })
   return ok({ id, accountId })
+}
+
+/** A message held in memory, as the store takes every message. */
+function spooled(raw: Uint8Array | SpooledMessage, sha256: (bytes: Uint8Array) => string): SpooledMessage {
+  if (!(raw instanceof Uint8Array)) return raw
+  let digest: string | null = null
+  return {
+    size: raw.byteLength,
+    get sha256() {
+      digest ??= sha256(raw)
+      return digest
+    },
+    async *pieces() {
+      yield raw
+    },
+  }
 }

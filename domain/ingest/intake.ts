@@ -6,8 +6,20 @@ import type { Result } from '../shared/result.ts'
 
 export type IntakeSource = 'http' | 'cli' | 'imap' | 'smtp' | 'dashboard'
 
+/**
+ * A message read to its end before it is accepted (spooled by the intake: docs/ingestion.md,
+ * "Memory"): its size and SHA-256 are known, and its bytes can be read again, in pieces.
+ */
+export interface SpooledMessage {
+  size: number
+  sha256: string
+  /** The bytes in order, in pieces; can be called more than once. */
+  pieces(): AsyncIterable<Uint8Array>
+}
+
 export interface AcceptInput {
-  raw: Uint8Array
+  /** The message: in memory, or spooled (large messages are never held whole). */
+  raw: Uint8Array | SpooledMessage
   /** The envelope recipient (or Delivered-To / X-Original-To / To as a fallback); routes to an account. */
   recipient: string | null
   source: IntakeSource

@@ -37,9 +37,15 @@ export type PayloadOutcome =
   | { status: 'quarantine'; reason: QuarantineReason }
 
 export interface ProcessDeps {
+  /**
+   * Reads the message (as a stream: docs/ingestion.md, "Memory") and hands each payload to `each`
+   * as it is reached; the message is read on once `each` resolved. A failure of the whole message
+   * may come after payloads were handed over.
+   */
   extract(
-    raw: Uint8Array,
-  ): Promise<{ ok: true; payloads: Payload[] } | { ok: false; reason: QuarantineReason }>
+    message: AsyncIterable<Uint8Array>,
+    each: (payload: Payload) => Promise<void>,
+  ): Promise<{ ok: true } | { ok: false; reason: QuarantineReason }>
   parseAggregate(chunks: AsyncIterable<Uint8Array>): AsyncIterable<AggregateEvent>
   /** An incremental hash of the decompressed report (content deduplication). */
   hasher(): { update(bytes: Uint8Array): void; digest(): string }
@@ -138,20 +144,22 @@ async function storeAggregate(
 /** Processes one message's payloads; any quarantine reason quarantines the message (nothing is dropped). */
 export async function processPayloads(
   deps: ProcessDeps,
-  raw: Uint8Array,
+  message: AsyncIterable<Uint8Array>,
   ctx: PayloadContext,
 ): Promise<
   | { ok: true; outcomes: PayloadOutcome[] }
   | { ok: false; reason: QuarantineReason; outcomes: PayloadOutcome[] }
 > {
-  const extracted = await deps.extract(raw)
-  if (!extracted.ok) return { ok: false, reason: extracted.reason, outcomes: [] }
   const outcomes: PayloadOutcome[] = []
-  for (const payload of extracted.payloads) {
+  // Each payload is stored while the message waits, so a report is never held whole.
+  const extracted = await deps.extract(message, async (payload) => {
     const outcome =
       payload.kind === 'aggregate' ? await storeAggregate(deps, payload, ctx) : await payload.store(ctx)
     outcomes.push(outcome)
-  }
+  })
+  // A message that cannot be read (a MIME limit) is quarantined even if reports came before the
+  // trouble; those are stored already and acknowledged as duplicates on a retry.
+  if (!extracted.ok) return { ok: false, reason: extracted.reason, outcomes }
   const failed = outcomes.find((o) => o.status === 'quarantine')
   if (failed !== undefined && failed.status === 'quarantine')
     return { ok: false, reason: failed.reason, outcomes }

@@ -1,8 +1,9 @@
-import type { Attachment, ParsedMail } from 'mailparser'
+import type { Headers } from 'mailparser'
 import type { FailureReportParts } from '../../domain/reports/forensic.ts'
 
-// Glue between mailparser and the pure failure-report parser: which parts of a parsed message
-// are the ARF pieces (RFC 5965 §2), as text. Only the header section of the reported message is
+// Glue between mailparser and the pure failure-report parser: which parts of a message are the
+// ARF pieces (RFC 5965 §2), as text. Parts stream past (extract-reports.ts); only a bounded
+// prefix of each ARF piece is kept, and only the header section of the reported message is
 // handed over; its body never leaves this file.
 
 const FEEDBACK_TYPE = 'message/feedback-report'
@@ -18,18 +19,18 @@ const MAX_TEXT_CHARS = 64 * 1024
 
 const decoder = new TextDecoder('utf-8', { fatal: false })
 
-export function isFeedbackPart(attachment: Attachment): boolean {
-  return attachment.contentType.toLowerCase() === FEEDBACK_TYPE
+export function isFeedbackType(contentType: string): boolean {
+  return contentType.toLowerCase() === FEEDBACK_TYPE
 }
 
 /**
- * Whether the message is a failure report: it has a feedback-report part (Netease sends one inside
- * multipart/mixed), or it is a multipart/report whose report-type is feedback-report or missing
- * (Exim sends no report-type and no ARF part). Other report types (delivery-status, tlsrpt) are not.
+ * Whether the headers make the message a failure report: a multipart/report whose report-type is
+ * feedback-report or missing (Exim sends no report-type and no ARF part). Other report types
+ * (delivery-status, tlsrpt) are not. A feedback-report part anywhere also makes one (Netease sends
+ * it inside multipart/mixed): see FailureParts.
  */
-export function isFailureReport(parsed: ParsedMail): boolean {
-  if (parsed.attachments.some(isFeedbackPart)) return true
-  const contentType = parsed.headers.get('content-type')
+export function headersSayFailureReport(headers: Headers | null): boolean {
+  const contentType = headers?.get('content-type')
   if (typeof contentType !== 'object' || contentType === null || !('value' in contentType)) return false
   if (typeof contentType.value !== 'string' || contentType.value.toLowerCase() !== 'multipart/report')
     return false
@@ -49,20 +50,57 @@ function headerSection(content: Uint8Array): Uint8Array {
   return content.subarray(0, limit)
 }
 
-export function failureReportParts(parsed: ParsedMail): FailureReportParts {
-  const feedback = parsed.attachments.find(isFeedbackPart)
-  const type = (attachment: Attachment) => attachment.contentType.toLowerCase()
-  const message = parsed.attachments.find((attachment) => ORIGINAL_MESSAGE_TYPES.includes(type(attachment)))
-  const headers = parsed.attachments.find((attachment) => ORIGINAL_HEADER_TYPES.includes(type(attachment)))
-  let originalHeaders: string | null = null
-  if (message !== undefined) originalHeaders = decoder.decode(headerSection(message.content))
-  else if (headers !== undefined)
-    originalHeaders = decoder.decode(headers.content.subarray(0, MAX_HEADER_BYTES))
-  return {
-    feedbackReport:
-      feedback === undefined ? null : decoder.decode(feedback.content.subarray(0, MAX_FEEDBACK_BYTES)),
-    originalHeaders,
-    humanReadable: parsed.text ? parsed.text.slice(0, MAX_TEXT_CHARS) : null,
-    subject: parsed.subject ?? null,
+type Piece = 'feedback' | 'message' | 'headers'
+
+/** The ARF pieces of one message, kept as their parts stream past (the first of each kind). */
+export class FailureParts {
+  private readonly kept: Partial<
+    Record<Piece, { filename: string | null; type: string; bytes: Uint8Array }>
+  > = {}
+
+  /** Which piece a part of this type would be, if that piece is still wanted. */
+  wants(contentType: string): Piece | null {
+    const type = contentType.toLowerCase()
+    const piece: Piece | null =
+      type === FEEDBACK_TYPE
+        ? 'feedback'
+        : ORIGINAL_MESSAGE_TYPES.includes(type)
+          ? 'message'
+          : ORIGINAL_HEADER_TYPES.includes(type)
+            ? 'headers'
+            : null
+    return piece === null || this.kept[piece] !== undefined ? null : piece
+  }
+
+  static limit(piece: Piece): number {
+    return piece === 'feedback' ? MAX_FEEDBACK_BYTES : MAX_HEADER_BYTES
+  }
+
+  keep(piece: Piece, part: { filename: string | null; type: string }, bytes: Uint8Array): void {
+    this.kept[piece] ??= { ...part, bytes }
+  }
+
+  get hasFeedback(): boolean {
+    return this.kept.feedback !== undefined
+  }
+
+  /** The feedback-report part: its file name, declared type and bytes (for the payload's stream). */
+  feedback(): { filename: string | null; type: string; bytes: Uint8Array } | null {
+    return this.kept.feedback ?? null
+  }
+
+  parts(text: string | null, subject: string | null): FailureReportParts {
+    const { feedback, message, headers } = this.kept
+    let originalHeaders: string | null = null
+    if (message !== undefined) originalHeaders = decoder.decode(headerSection(message.bytes))
+    else if (headers !== undefined)
+      originalHeaders = decoder.decode(headers.bytes.subarray(0, MAX_HEADER_BYTES))
+    return {
+      feedbackReport:
+        feedback === undefined ? null : decoder.decode(feedback.bytes.subarray(0, MAX_FEEDBACK_BYTES)),
+      originalHeaders,
+      humanReadable: text ? text.slice(0, MAX_TEXT_CHARS) : null,
+      subject,
+    }
   }
 }

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream'
-import { createInflateRaw } from 'node:zlib'
+import { createInflateRaw, type InflateRaw } from 'node:zlib'
+import { ChunkReader } from './chunk-reader.ts'
 import {
   asExtractionError,
   decompressionFailed,
@@ -51,20 +52,66 @@ function waitForDrain(stream: Writable): Promise<void> {
       stream.off('drain', done)
       stream.off('close', done)
       stream.off('error', done)
+      stream.off('end', done)
       resolve()
     }
     stream.on('drain', done)
     stream.on('close', done)
     stream.on('error', done)
+    // Bun's inflater ends at the end of the deflate data, with input still unread (see feed).
+    stream.on('end', done)
   })
 }
 
-async function feed(stream: Writable, data: Uint8Array): Promise<void> {
-  for (let at = 0; at < data.length; at += INPUT_SLICE) {
-    if (stream.destroyed || stream.writableEnded) return
-    if (!stream.write(data.subarray(at, at + INPUT_SLICE))) await waitForDrain(stream)
+/**
+ * Feeds the deflate data to `inflater` until it reports the end of the compressed blocks. What was
+ * written but not consumed (the trailer, the next member, garbage) is kept and put back into the
+ * reader afterwards: at most the writable buffer plus a slice, never the whole input.
+ */
+async function feed(inflater: InflateRaw, reader: ChunkReader, state: FeedState): Promise<void> {
+  const finished = () => inflater.destroyed || inflater.writableEnded || inflater.readableEnded
+  for (;;) {
+    if (finished()) return
+    const piece = await reader.read(INPUT_SLICE)
+    if (piece === null) break
+    if (finished()) {
+      reader.unshift(piece)
+      return
+    }
+    state.written.push(piece)
+    state.writtenBytes += piece.byteLength
+    // Forget what zlib has consumed: only the tail past bytesWritten can be needed again.
+    while (state.written.length > 0 && state.base + state.written[0]!.byteLength <= inflater.bytesWritten) {
+      const first = state.written.shift()!
+      state.writtenBytes -= first.byteLength
+      state.base += first.byteLength
+    }
+    if (!inflater.write(piece)) await waitForDrain(inflater)
   }
-  if (!stream.destroyed && !stream.writableEnded) stream.end()
+  if (!finished()) inflater.end()
+}
+
+interface FeedState {
+  /** Pieces written, from offset `base` of the member's deflate data on. */
+  written: Uint8Array[]
+  writtenBytes: number
+  base: number
+}
+
+/** The bytes written to the inflater that it did not consume, in order. */
+function unconsumed(state: FeedState, consumed: number): Uint8Array {
+  const out = new Uint8Array(Math.max(0, state.base + state.writtenBytes - consumed))
+  let at = 0
+  let offset = state.base
+  for (const piece of state.written) {
+    const from = Math.max(0, consumed - offset)
+    if (from < piece.byteLength) {
+      out.set(piece.subarray(from), at)
+      at += piece.byteLength - from
+    }
+    offset += piece.byteLength
+  }
+  return out
 }
 
 /**
@@ -76,44 +123,64 @@ function outputChunkSize(compressed: number): number {
   return Math.min(256 * 1024, Math.max(16 * 1024, 2 ** Math.ceil(Math.log2(compressed * 16))))
 }
 
-/** The decompressed bytes of a gzip payload; throws ExtractionError when a limit breaks or the data is corrupt. */
-export async function* gunzipStream(data: Uint8Array, limits: ExtractLimits): AsyncGenerator<Uint8Array> {
+// The gzip header is read from this many leading bytes (a file name or comment past it is refused).
+const HEADER_WINDOW = 64 * 1024
+
+/**
+ * The decompressed bytes of a gzip payload, read from a byte array or a stream (an attachment as
+ * it is decoded); throws ExtractionError when a limit breaks or the data is corrupt. The ratio
+ * limit compares the output with the compressed bytes read so far.
+ */
+export async function* gunzipStream(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  limits: ExtractLimits,
+): AsyncGenerator<Uint8Array> {
+  const reader = new ChunkReader(source)
+  const known = source instanceof Uint8Array ? source.byteLength : null
   let total = 0
-  let offset = 0
-  for (;;) {
-    const bodyStart = memberBodyStart(data, offset)
-    const inflater = createInflateRaw({ chunkSize: outputChunkSize(data.byteLength - bodyStart) })
-    // The iteration below sees errors; this keeps a late one (after it stopped) from going unhandled.
-    inflater.on('error', () => {})
-    const feeding = feed(inflater, data.subarray(bodyStart)).catch(() => {})
-    let memberBytes = 0
-    let consumed = 0
-    try {
-      for await (const chunk of inflater as AsyncIterable<Buffer>) {
-        total += chunk.byteLength
-        memberBytes += chunk.byteLength
-        const broken = outputLimitBroken(total, data.byteLength, limits)
-        if (broken) throw new ExtractionError(broken)
-        yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+  try {
+    for (;;) {
+      const head = await reader.peek(HEADER_WINDOW)
+      const bodyStart = memberBodyStart(head, 0)
+      reader.skip(bodyStart)
+      const chunkSize = outputChunkSize(known === null ? HEADER_WINDOW : known - bodyStart)
+      const inflater = createInflateRaw({ chunkSize })
+      // The iteration below sees errors; this keeps a late one (after it stopped) from going unhandled.
+      inflater.on('error', () => {})
+      const state: FeedState = { written: [], writtenBytes: 0, base: 0 }
+      const feeding = feed(inflater, reader, state).catch(() => {})
+      let memberBytes = 0
+      let consumed = 0
+      try {
+        for await (const chunk of inflater as AsyncIterable<Buffer>) {
+          total += chunk.byteLength
+          memberBytes += chunk.byteLength
+          const broken = outputLimitBroken(total, known ?? reader.pulled, limits)
+          if (broken) throw new ExtractionError(broken)
+          yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+        }
+        consumed = inflater.bytesWritten
+      } catch (error) {
+        throw asExtractionError(error, 'gzip')
+      } finally {
+        inflater.destroy()
+        await feeding
       }
-      consumed = inflater.bytesWritten
-    } catch (error) {
-      throw asExtractionError(error, 'gzip')
-    } finally {
-      inflater.destroy()
-      await feeding
-    }
-    // RFC 1952 §2.3.1: CRC32 and ISIZE (the size modulo 2^32) follow the compressed blocks.
-    const trailer = bodyStart + consumed
-    if (trailer + 8 <= data.length) {
-      const view = new DataView(data.buffer, data.byteOffset + trailer, 8)
-      if (view.getUint32(4, true) !== memberBytes % 2 ** 32) {
-        throw new ExtractionError(
-          decompressionFailed('the gzip trailer does not match the decompressed size'),
-        )
+      reader.unshift(unconsumed(state, consumed))
+      // RFC 1952 §2.3.1: CRC32 and ISIZE (the size modulo 2^32) follow the compressed blocks.
+      const trailer = await reader.peek(10)
+      if (trailer.byteLength >= 8) {
+        const view = new DataView(trailer.buffer, trailer.byteOffset, 8)
+        if (view.getUint32(4, true) !== memberBytes % 2 ** 32) {
+          throw new ExtractionError(
+            decompressionFailed('the gzip trailer does not match the decompressed size'),
+          )
+        }
       }
+      if (!(trailer.byteLength >= 10 && trailer[8] === 0x1f && trailer[9] === 0x8b)) return
+      reader.skip(8)
     }
-    offset = trailer + 8
-    if (!(data[offset] === 0x1f && data[offset + 1] === 0x8b)) return
+  } finally {
+    await reader.close()
   }
 }

@@ -1,16 +1,19 @@
 import type { FailureReportParts } from '../../domain/reports/forensic.ts'
+import { ChunkReader } from './chunk-reader.ts'
 import {
   asExtractionError,
   decompressionFailed,
   type ExtractFailure,
+  ExtractionError,
   type ExtractLimits,
   limitExceeded,
 } from './extraction-failure.ts'
 import { gunzipStream } from './gzip-stream.ts'
-import { SNIFF_BYTES, type SniffedFormat, sniffFormat } from './sniff.ts'
-import { listZipEntries, unzipEntryStream } from './zip-stream.ts'
+import { SNIFF_BYTES, sniffFormat } from './sniff.ts'
+import { zipEntries } from './zip-stream.ts'
 
-// One MIME part's bytes → the report payloads in it. The format comes from the bytes (after
+// One MIME part's bytes → the report payloads in it, as the part streams past: nothing of a part
+// is held beyond the few KB the format is told from. The format comes from the bytes (after
 // decompression, for an archive), never from the part's name or type.
 
 export type Compression = 'gzip' | 'zip' | 'none'
@@ -24,8 +27,9 @@ interface PayloadBase {
   contentType: string
   compression: Compression
   /**
-   * The payload's (decompressed) bytes. Can be called again for a fresh stream. Throws
-   * ExtractionError (decompression_failed, limit_exceeded) while streaming.
+   * The payload's (decompressed) bytes, read as the message is: a payload of a streamed message
+   * can be opened once, while it is being handed over. Throws ExtractionError
+   * (decompression_failed, limit_exceeded) while streaming.
    */
   open(): AsyncIterable<Uint8Array>
 }
@@ -56,7 +60,8 @@ export interface SkippedPart extends PartDescription {
 }
 
 export interface PayloadSink {
-  payloads: ReportPayload[]
+  /** Hands a payload over; resolves once it has been read (or left), before the message goes on. */
+  hand(payload: ReportPayload): Promise<void>
   skipped: SkippedPart[]
 }
 
@@ -68,105 +73,151 @@ export async function* sliceStream(bytes: Uint8Array): AsyncGenerator<Uint8Array
 
 const KIND: Record<'xml' | 'json', DataPayload['kind']> = { xml: 'aggregate-xml', json: 'tls-rpt-json' }
 
-type Peek = { ok: true; format: SniffedFormat | null } | { ok: false; reason: ExtractFailure }
+/** A stream that can be opened once: payloads of a streamed message are read as the message is. */
+function once(stream: AsyncIterable<Uint8Array>): () => AsyncIterable<Uint8Array> {
+  let opened = false
+  return () => {
+    if (opened) throw new Error('a payload of a streamed message can be read once')
+    opened = true
+    return stream
+  }
+}
 
-/** The format of a compressed payload, from its first decompressed bytes; the stream is closed after. */
-async function peekFormat(open: () => AsyncIterable<Uint8Array>): Promise<Peek> {
+/** The bytes again: the ones already read, then the rest of the iterator. */
+async function* replay(
+  head: Uint8Array[],
+  rest: AsyncIterator<Uint8Array> | null,
+): AsyncGenerator<Uint8Array> {
+  yield* head
+  if (rest === null) return
+  for (;;) {
+    const next = await rest.next()
+    if (next.done) return
+    yield next.value
+  }
+}
+
+type Head =
+  | { ok: true; chunks: Uint8Array[]; bytes: Uint8Array; ended: boolean }
+  | { ok: false; reason: ExtractFailure }
+
+/** The first SNIFF_BYTES of a (decompressing) stream, and what was read to get them. */
+async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<Head> {
+  const chunks: Uint8Array[] = []
   const head = new Uint8Array(SNIFF_BYTES)
   let filled = 0
-  const iterator = open()[Symbol.asyncIterator]()
   try {
     while (filled < SNIFF_BYTES) {
       const next = await iterator.next()
-      if (next.done) break
+      if (next.done) return { ok: true, chunks, bytes: head.subarray(0, filled), ended: true }
+      chunks.push(next.value)
       const take = Math.min(next.value.byteLength, SNIFF_BYTES - filled)
       head.set(next.value.subarray(0, take), filled)
       filled += take
     }
   } catch (error) {
     return { ok: false, reason: asExtractionError(error, 'decompressing').reason }
-  } finally {
-    await iterator.return?.()
   }
-  return { ok: true, format: sniffFormat(head.subarray(0, filled)) }
+  return { ok: true, chunks, bytes: head, ended: false }
 }
 
+/**
+ * A compressed payload: its format is told from its first decompressed bytes, and a report is
+ * handed over as the decompression goes on (errors past the head surface in its stream).
+ */
 async function addCompressed(
   sink: PayloadSink,
   part: PartDescription & { entryName: string | null; compression: 'gzip' | 'zip' },
-  open: () => AsyncIterable<Uint8Array>,
+  stream: AsyncIterable<Uint8Array>,
 ): Promise<void> {
-  const peek = await peekFormat(open)
-  if (!peek.ok) {
-    sink.skipped.push({ ...part, reason: peek.reason })
-  } else if (peek.format === 'xml' || peek.format === 'json') {
-    sink.payloads.push({ ...part, kind: KIND[peek.format], open })
-  } else if (peek.format === 'gzip' || peek.format === 'zip') {
-    const reason = decompressionFailed(
-      `a ${peek.format} archive inside a ${part.compression} archive is not unpacked`,
-    )
-    sink.skipped.push({ ...part, reason })
-  } else {
-    const reason: ExtractFailure = {
-      code: 'no_report_found',
-      message: `the ${part.compression} payload holds neither XML nor JSON`,
+  const iterator = stream[Symbol.asyncIterator]()
+  try {
+    const head = await readHead(iterator)
+    const format = head.ok ? sniffFormat(head.bytes) : null
+    if (!head.ok) {
+      sink.skipped.push({ ...part, reason: head.reason })
+    } else if (format === 'xml' || format === 'json') {
+      const rest = head.ended ? null : iterator
+      await sink.hand({ ...part, kind: KIND[format], open: once(replay(head.chunks, rest)) })
+    } else if (format === 'gzip' || format === 'zip') {
+      const reason = decompressionFailed(
+        `a ${format} archive inside a ${part.compression} archive is not unpacked`,
+      )
+      sink.skipped.push({ ...part, reason })
+    } else {
+      const reason: ExtractFailure = {
+        code: 'no_report_found',
+        message: `the ${part.compression} payload holds neither XML nor JSON`,
+      }
+      sink.skipped.push({ ...part, reason })
     }
-    sink.skipped.push({ ...part, reason })
+  } finally {
+    await iterator.return?.()
   }
 }
 
-/** Adds the report payloads found in one part's decoded bytes; parts that are no report are ignored. */
+/** An uncompressed payload, refused (in its stream) past the size limit. */
+async function* capped(source: AsyncIterable<Uint8Array>, limit: number): AsyncGenerator<Uint8Array> {
+  let total = 0
+  for await (const chunk of source) {
+    total += chunk.byteLength
+    if (total > limit) {
+      throw new ExtractionError(
+        limitExceeded('decompressed_bytes', `the payload is larger than the limit of ${limit} bytes`),
+      )
+    }
+    yield chunk
+  }
+}
+
+/**
+ * Hands over the report payloads found in one part's decoded bytes, as they stream past; parts
+ * that are no report are left unread (the caller drains them).
+ */
 export async function addPartPayloads(
   sink: PayloadSink,
-  bytes: Uint8Array,
+  content: AsyncIterable<Uint8Array>,
   part: PartDescription,
   limits: ExtractLimits,
 ): Promise<void> {
-  const format = sniffFormat(bytes)
+  const reader = new ChunkReader(content)
+  const format = sniffFormat(await reader.peek(SNIFF_BYTES))
   if (format === null) return
   if (format === 'xml' || format === 'json') {
-    if (bytes.byteLength > limits.maxDecompressedBytes) {
-      const reason = limitExceeded(
-        'decompressed_bytes',
-        `the payload is larger than the limit of ${limits.maxDecompressedBytes} bytes`,
-      )
-      sink.skipped.push({ ...part, entryName: null, reason })
-      return
-    }
-    sink.payloads.push({
+    await sink.hand({
       ...part,
       kind: KIND[format],
       entryName: null,
       compression: 'none',
-      open: () => sliceStream(bytes),
+      open: once(capped(reader.stream(), limits.maxDecompressedBytes)),
     })
     return
   }
   if (format === 'gzip') {
-    await addCompressed(sink, { ...part, entryName: null, compression: 'gzip' }, () =>
-      gunzipStream(bytes, limits),
+    await addCompressed(
+      sink,
+      { ...part, entryName: null, compression: 'gzip' },
+      gunzipStream(reader.stream(), limits),
     )
     return
   }
-  let entries: ReturnType<typeof listZipEntries>
+  let files = 0
   try {
-    entries = listZipEntries(bytes, limits)
+    for await (const entry of zipEntries(reader.stream(), limits)) {
+      if (entry.name.endsWith('/')) continue
+      files++
+      await addCompressed(sink, { ...part, entryName: entry.name, compression: 'zip' }, entry.chunks)
+    }
   } catch (error) {
     sink.skipped.push({ ...part, entryName: null, reason: asExtractionError(error, 'zip').reason })
     return
   }
-  const files = entries.filter((entry) => !entry.name.endsWith('/'))
-  if (files.length === 0) {
+  if (files === 0) {
     sink.skipped.push({
       ...part,
       entryName: null,
       reason: decompressionFailed('the zip archive has no files'),
     })
-  }
-  for (const entry of files) {
-    await addCompressed(sink, { ...part, entryName: entry.name, compression: 'zip' }, () =>
-      unzipEntryStream(bytes, entry.index, limits),
-    )
   }
 }
 
@@ -177,12 +228,12 @@ const encoder = new TextEncoder()
  * element to the closing </feedback>, or a JSON object that has the RFC 8460 §4 members. Text
  * parts are decoded by then, so the bytes are re-encoded as UTF-8.
  */
-export function addTextPayload(
+export async function addTextPayload(
   sink: PayloadSink,
   text: string,
   contentType: string,
   limits: ExtractLimits,
-): void {
+): Promise<void> {
   const part = { filename: null, entryName: null, contentType, compression: 'none' as const }
   let bytes: Uint8Array | null = null
   let kind: DataPayload['kind'] = 'aggregate-xml'
@@ -210,5 +261,5 @@ export function addTextPayload(
     return
   }
   const body = bytes
-  sink.payloads.push({ ...part, kind, open: () => sliceStream(body) })
+  await sink.hand({ ...part, kind, open: () => sliceStream(body) })
 }

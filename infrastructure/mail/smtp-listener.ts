@@ -4,9 +4,10 @@ import {
   type SMTPServerDataStream,
   type SMTPServerSession,
 } from 'smtp-server'
-import type { Accepted, AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
+import type { Accepted, AcceptMessage, KnowsRecipient, SpooledMessage } from '../../domain/ingest/intake.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { Failure, Result } from '../../domain/shared/result.ts'
+import { type Spool, spoolMessage } from './message-spool.ts'
 
 // The MX (or, behind Postfix/Exim, the LMTP endpoint) of the report domain. Reporters do not
 // authenticate, so anyone may connect; what keeps it from being an open relay is that only report
@@ -51,18 +52,18 @@ function reply(code: number, message: string): Error & { responseCode: number } 
   return Object.assign(new Error(message), { responseCode: code })
 }
 
-/** The message, or null when it went over the cap. The rest of an oversize message is drained, not kept. */
-async function readCapped(stream: SMTPServerDataStream, cap: number): Promise<Uint8Array | null> {
-  const chunks: Buffer[] = []
-  let total = 0
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    total += chunk.byteLength
-    if (total <= cap) chunks.push(chunk)
-    else chunks.length = 0
-  }
+/**
+ * The message, spooled (never held whole: docs/ingestion.md, "Memory"), or null when it went over
+ * the cap. The rest of an oversize message is drained, not kept.
+ */
+async function readCapped(stream: SMTPServerDataStream, cap: number): Promise<Spool | null> {
+  const spooled = await spoolMessage(stream as AsyncIterable<Buffer>, { maxBytes: cap, drain: true })
   // A stream that stopped without its end (the client vanished) must never pass for a whole message.
-  if (!stream.readableEnded) throw new Error('the message stream ended before the final dot')
-  return total > cap ? null : Buffer.concat(chunks, total)
+  if (!stream.readableEnded) {
+    if (spooled.ok) await spooled.spool.discard()
+    throw new Error('the message stream ended before the final dot')
+  }
+  return spooled.ok ? spooled.spool : null
 }
 
 type Delivery =
@@ -99,7 +100,7 @@ function lmtpReply(delivery: Delivery, limit: number): SMTPServerDataResult {
   return reply(451, TEMPORARY)
 }
 
-async function deliver(deps: Deps, session: SMTPServerSession, raw: Uint8Array, recipient: string) {
+async function deliver(deps: Deps, session: SMTPServerSession, raw: SpooledMessage, recipient: string) {
   let result: Result<Accepted>
   try {
     result = await deps.accept({ raw, recipient, source: 'smtp' })
@@ -120,7 +121,7 @@ async function deliver(deps: Deps, session: SMTPServerSession, raw: Uint8Array, 
     recipient,
     id: result.value.id,
     account_id: result.value.accountId,
-    bytes: raw.byteLength,
+    bytes: raw.size,
     client: session.remoteAddress,
   })
   return { status: 'ok', accepted: result.value } as const
@@ -166,7 +167,7 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
     onData(stream, session, callback) {
       const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address)
       const handle = async () => {
-        let raw: Uint8Array | null
+        let raw: Spool | null
         try {
           raw = await readCapped(stream, limit)
         } catch (error) {
@@ -184,7 +185,11 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
         }
         // One recipient after another: each is one durable write, and there are rarely more than one.
         const deliveries: Delivery[] = []
-        for (const recipient of recipients) deliveries.push(await deliver(deps, session, raw, recipient))
+        try {
+          for (const recipient of recipients) deliveries.push(await deliver(deps, session, raw, recipient))
+        } finally {
+          await raw.discard()
+        }
         if (options.lmtp) {
           const perRecipient = deliveries.map((d) => lmtpReply(d, limit))
           return callback(null, perRecipient)

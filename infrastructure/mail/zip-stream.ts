@@ -1,4 +1,5 @@
 import { Unzip, type UnzipFile, UnzipInflate } from 'fflate'
+import { ChunkReader } from './chunk-reader.ts'
 import {
   asExtractionError,
   decompressionFailed,
@@ -10,15 +11,16 @@ import {
 } from './extraction-failure.ts'
 
 // Zip archives (PKWARE APPNOTE) read with fflate's streaming Unzip, which walks the local file
-// headers as bytes arrive. Only stored (0) and deflated (8) entries are supported, which is what
-// every DMARC reporter sends. Each payload re-reads the archive and inflates just its own entry.
+// headers as bytes arrive, so an archive is read once, as it is decoded from the message, and
+// never held whole. Only stored (0) and deflated (8) entries are supported, which is what every
+// DMARC reporter sends. Entries come one after the other; each is read (or skipped) before the
+// archive is read further.
 
 export interface ZipEntry {
-  index: number
   name: string
   compression: number
-  /** Compressed size from the local header; absent when the archive was written as a stream. */
-  size: number | null
+  /** The entry's decompressed bytes; read once, before the next entry is asked for. */
+  chunks: AsyncIterable<Uint8Array>
 }
 
 // Bytes pushed into Unzip at a time: one push inflates at most ~1,032 times this much at once.
@@ -31,84 +33,111 @@ function tooManyEntries(limits: ExtractLimits): ExtractionError {
   )
 }
 
-/** Pushes the archive through `unzip` until `stop()` says so; fflate errors become ExtractionErrors. */
-function* pushSlices(unzip: Unzip, data: Uint8Array, stop: () => boolean): Generator<void> {
-  for (let at = 0; at < data.length && !stop(); at += INPUT_SLICE) {
-    try {
-      unzip.push(data.subarray(at, at + INPUT_SLICE), at + INPUT_SLICE >= data.length)
-    } catch (error) {
-      throw asExtractionError(error, 'zip')
-    }
-    yield
-  }
+interface EntryState {
+  name: string
+  compression: number
+  output: Uint8Array[]
+  total: number
+  failure: ExtractFailure | null
+  finished: boolean
+  /** Once skipped, its output is dropped as it comes. */
+  skipped: boolean
 }
 
-/** The entries of an archive, without inflating anything; fails past maxZipEntries. */
-export function listZipEntries(data: Uint8Array, limits: ExtractLimits): ZipEntry[] {
-  const entries: ZipEntry[] = []
+/**
+ * The entries of an archive, in order. Throws ExtractionError for a corrupt archive or past
+ * maxZipEntries; an entry's own stream throws for its own trouble (method, limits, truncation).
+ */
+export async function* zipEntries(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  limits: ExtractLimits,
+): AsyncGenerator<ZipEntry> {
+  const reader = new ChunkReader(source)
+  const known = source instanceof Uint8Array ? source.byteLength : null
+  const arrived: EntryState[] = []
+  let seen = 0
+  let ended = false
   const unzip = new Unzip((file: UnzipFile) => {
-    if (entries.length >= limits.maxZipEntries) throw tooManyEntries(limits)
-    entries.push({
-      index: entries.length,
+    if (++seen > limits.maxZipEntries) throw tooManyEntries(limits)
+    const entry: EntryState = {
       name: file.name,
       compression: file.compression,
-      size: file.size ?? null,
-    })
-  })
-  unzip.register(UnzipInflate)
-  for (const _ of pushSlices(unzip, data, () => false)) {
-    // every slice is pushed; the callback above collects the entries
-  }
-  return entries
-}
-
-/** The decompressed bytes of entry `index`; throws ExtractionError when a limit breaks or the data is corrupt. */
-export async function* unzipEntryStream(
-  data: Uint8Array,
-  index: number,
-  limits: ExtractLimits,
-): AsyncGenerator<Uint8Array> {
-  const output: Uint8Array[] = []
-  // Written from fflate's callbacks; errors thrown there would be swallowed by its decoder.
-  const state: { failure: ExtractFailure | null; finished: boolean } = { failure: null, finished: false }
-  let seen = 0
-  let total = 0
-  const unzip = new Unzip((file: UnzipFile) => {
-    const current = seen++
-    if (seen > limits.maxZipEntries) throw tooManyEntries(limits)
-    if (current !== index) return
+      output: [],
+      total: 0,
+      failure: null,
+      finished: false,
+      skipped: false,
+    }
+    arrived.push(entry)
+    if (file.name.endsWith('/')) return
     if (file.compression !== 0 && file.compression !== 8) {
-      state.failure = decompressionFailed(
+      entry.failure = decompressionFailed(
         `zip entry "${file.name}" uses compression method ${file.compression}, not stored or deflate`,
       )
       return
     }
-    const compressed = file.size && file.size > 0 ? file.size : data.byteLength
+    const compressed = file.size && file.size > 0 ? file.size : null
+    // Written from fflate's callbacks; errors thrown there would be swallowed by its decoder.
     file.ondata = (error, chunk, final) => {
-      if (state.failure !== null) return
+      if (entry.failure !== null) return
       if (error) {
-        state.failure = decompressionFailed(`zip entry "${file.name}": ${error.message}`)
+        entry.failure = decompressionFailed(`zip entry "${file.name}": ${error.message}`)
         return
       }
-      total += chunk.byteLength
-      state.failure = outputLimitBroken(total, compressed, limits)
-      if (state.failure === null && chunk.byteLength > 0) output.push(chunk)
-      if (final) state.finished = true
+      entry.total += chunk.byteLength
+      entry.failure = outputLimitBroken(entry.total, compressed ?? known ?? reader.pulled, limits)
+      if (entry.failure === null && chunk.byteLength > 0 && !entry.skipped) entry.output.push(chunk)
+      if (final) entry.finished = true
     }
     file.start()
   })
   unzip.register(UnzipInflate)
-  for (const _ of pushSlices(unzip, data, () => state.finished || state.failure !== null)) {
-    if (state.failure !== null) break
-    while (output.length > 0) yield output.shift()!
+
+  /** Pushes one more slice of the archive; false at its end. */
+  const pushMore = async (): Promise<boolean> => {
+    if (ended) return false
+    const piece = await reader.read(INPUT_SLICE)
+    try {
+      if (piece === null) {
+        ended = true
+        unzip.push(new Uint8Array(0), true)
+        return false
+      }
+      unzip.push(piece, false)
+    } catch (error) {
+      throw asExtractionError(error, 'zip')
+    }
+    return true
   }
-  if (state.failure !== null) throw new ExtractionError(state.failure)
-  while (output.length > 0) yield output.shift()!
-  if (!state.finished) {
-    throw new ExtractionError(
-      decompressionFailed(
-        seen <= index ? `the zip archive has no entry ${index}` : 'the zip entry is truncated',
-      ),
-    )
+
+  async function* chunksOf(entry: EntryState): AsyncGenerator<Uint8Array> {
+    for (;;) {
+      if (entry.failure !== null) throw new ExtractionError(entry.failure)
+      while (entry.output.length > 0) yield entry.output.shift()!
+      if (entry.finished) return
+      if (!(await pushMore()) && !entry.finished && entry.output.length === 0) {
+        if (entry.failure !== null) throw new ExtractionError(entry.failure)
+        throw new ExtractionError(decompressionFailed('the zip entry is truncated'))
+      }
+    }
+  }
+
+  try {
+    for (;;) {
+      while (arrived.length === 0) if (!(await pushMore())) return
+      const entry = arrived.shift()!
+      const isDirectory = entry.name.endsWith('/')
+      yield {
+        name: entry.name,
+        compression: entry.compression,
+        chunks: isDirectory ? (async function* () {})() : chunksOf(entry),
+      }
+      // Whatever the consumer left of the entry is dropped as it is inflated (the inflater
+      // finds the entry's end where a data descriptor leaves its size unknown).
+      entry.skipped = true
+      entry.output = []
+    }
+  } finally {
+    await reader.close()
   }
 }

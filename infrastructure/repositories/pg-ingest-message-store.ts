@@ -4,16 +4,27 @@ import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/a
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
-import { ingestMessages } from '../db/schema/reports.ts'
+import { ingestMessagePieces, ingestMessages } from '../db/schema/reports.ts'
 import { PROCESS_MESSAGE, retriesOf, send } from '../queue/catalogue.ts'
+import { processPacer } from '../runtime/gc-pacer.ts'
 import { pgArray } from './sql-tx.ts'
+
+/**
+ * A message up to this size is stored in one value (ingest_messages.raw), a larger one in pieces
+ * of this size (ingest_message_pieces): a bytea travels as a hex string twice its size, so one
+ * value per message would cost the intake and the worker several copies of a 64 MB message.
+ */
+export const MESSAGE_PIECE_BYTES = 1024 * 1024
 
 export interface StoredMessage {
   id: string
   accountId: string
   source: string
   recipient: string | null
+  /** The message when stored in one value; null when in pieces (or gone by retention). */
   raw: Uint8Array | null
+  /** How many pieces hold the message (0 when it is in raw). */
+  pieces: number
   size: number
   sha256: string
   receivedAt: Date
@@ -74,11 +85,38 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
 
     async insertAndEnqueue({ deferJob, ...message }: NewIngestMessage) {
       const jobs = queue()
+      const { body, ...fields } = message
+      const values = { ...fields, size: body.size, sha256: body.sha256 }
+      if (body.size <= MESSAGE_PIECE_BYTES) {
+        const raw = await joined(body.pieces(), body.size)
+        return db.transaction(async (tx) => {
+          const [row] = await tx
+            .insert(ingestMessages)
+            .values({ ...values, raw })
+            .returning({ id: ingestMessages.id })
+          await enqueue(jobs, tx, row!.id)
+          return row!.id
+        })
+      }
       return db.transaction(async (tx) => {
+        const pieces = Math.ceil(body.size / MESSAGE_PIECE_BYTES)
         const [row] = await tx
           .insert(ingestMessages)
-          .values({ ...message, size: message.raw.byteLength })
+          .values({ ...values, raw: null, pieces })
           .returning({ id: ingestMessages.id })
+        let seq = 0
+        let written = 0
+        for await (const piece of regroup(body.pieces(), MESSAGE_PIECE_BYTES)) {
+          // As hex text decoded by the server: the drivers' own bytea encoders are far slower
+          // (PGlite's builds an array of a million strings for a megabyte).
+          const hex = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('hex')
+          await tx.execute(sql`insert into ingest_message_pieces (message_id, seq, bytes)
+            values (${row!.id}, ${seq++}, decode(${hex}, 'hex'))`)
+          written += piece.byteLength
+          // Each piece leaves a hex string behind (infrastructure/runtime/gc-pacer.ts).
+          processPacer.count(piece.byteLength)
+        }
+        if (seq !== pieces || written !== body.size) throw new Error('the spooled message changed size')
         await enqueue(jobs, tx, row!.id, deferJob ? INLINE_FALLBACK_SECONDS : 0)
         return row!.id
       })
@@ -89,7 +127,27 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       const rows = await loadQuery.execute({ id })
       const row = rows[0]
       if (row === undefined) return null
-      return { ...row, raw: row.raw === null ? null : new Uint8Array(row.raw) }
+      // postgres.js gives a Buffer (a Uint8Array already): not copied again.
+      return row
+    },
+
+    /** The message's bytes in order, one piece read at a time (the worker streams them). */
+    async *body(message: StoredMessage): AsyncGenerator<Uint8Array> {
+      if (message.raw !== null) {
+        yield message.raw
+        return
+      }
+      for (let seq = 0; seq < message.pieces; seq++) {
+        const rows = await db
+          .select({ hex: sql<string>`encode(${ingestMessagePieces.bytes}, 'hex')` })
+          .from(ingestMessagePieces)
+          .where(and(eq(ingestMessagePieces.messageId, message.id), eq(ingestMessagePieces.seq, seq)))
+        const hex = rows[0]?.hex
+        if (hex === undefined) throw new Error(`message ${message.id} lacks piece ${seq}`)
+        const bytes: Uint8Array = Buffer.from(hex, 'hex')
+        processPacer.count(bytes.byteLength)
+        yield bytes
+      }
     },
 
     markProcessed(id: string, outcome: unknown, now: Date) {
@@ -211,3 +269,37 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
 }
 
 export type PgIngestMessageStore = ReturnType<typeof pgIngestMessageStore>
+
+/** Up to one piece's worth of bytes, in one array. */
+async function joined(pieces: AsyncIterable<Uint8Array>, size: number): Promise<Uint8Array> {
+  const out = new Uint8Array(size)
+  let at = 0
+  for await (const piece of pieces) {
+    if (at + piece.byteLength > size) throw new Error('the spooled message changed size')
+    out.set(piece, at)
+    at += piece.byteLength
+  }
+  if (at !== size) throw new Error('the spooled message changed size')
+  return out
+}
+
+/** The bytes regrouped into pieces of `size` (the last one shorter). */
+async function* regroup(source: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
+  let piece = new Uint8Array(size)
+  let filled = 0
+  for await (const chunk of source) {
+    let at = 0
+    while (at < chunk.byteLength) {
+      const take = Math.min(size - filled, chunk.byteLength - at)
+      piece.set(chunk.subarray(at, at + take), filled)
+      filled += take
+      at += take
+      if (filled === size) {
+        yield piece
+        piece = new Uint8Array(size)
+        filled = 0
+      }
+    }
+  }
+  if (filled > 0) yield piece.subarray(0, filled)
+}

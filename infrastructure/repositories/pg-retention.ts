@@ -42,9 +42,11 @@ export async function applyRetention(db: Db): Promise<RetentionResult> {
     db,
     () => sql`with doomed as (
       select m.id from ingest_messages m join ${settings} k on k.account_id = m.account_id
-      where m.status = 'processed' and m.raw is not null and m.received_at < now() - make_interval(days => k.raw_days)
+      where m.status = 'processed' and (m.raw is not null or m.pieces > 0)
+        and m.received_at < now() - make_interval(days => k.raw_days)
       limit ${BATCH})
-    , done as (update ingest_messages set raw = null where id in (select id from doomed) returning 1)
+    , pieces as (delete from ingest_message_pieces where message_id in (select id from doomed))
+    , done as (update ingest_messages set raw = null, pieces = 0 where id in (select id from doomed) returning 1)
     select count(*)::int as n from done`,
   )
   // No record is due before the shortest window's cutoff: as a constant, it lets PostgreSQL skip

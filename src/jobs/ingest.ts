@@ -17,7 +17,7 @@ import { parseTlsRptReport } from '../../domain/reports/tls-rpt.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import { extractReports, readAll } from '../../infrastructure/mail/extract-reports.ts'
+import { readAll, streamReports } from '../../infrastructure/mail/extract-reports.ts'
 import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
 import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
@@ -28,6 +28,8 @@ import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-fore
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
+import { paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
+import { ByteBudget } from './byte-budget.ts'
 
 // The background half of report intake: one job per accepted message, and a cron that looks up
 // reverse DNS for new source IPs (never inside the parser).
@@ -41,6 +43,8 @@ export interface IngestJobDeps {
   now: () => Date
   limits: ExtractLimits
   redactForensic: (accountId: string) => Promise<boolean>
+  /** Message bytes processed at once in this process (INGEST_WORKER_MAX_BYTES; docs/ingestion.md). */
+  budget?: ByteBudget
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')
@@ -58,7 +62,7 @@ async function* permanent(stream: AsyncIterable<Uint8Array>): AsyncIterable<Uint
 function toPayload(deps: IngestJobDeps, payload: ReportPayload): Payload {
   const name = payload.entryName ?? payload.filename ?? payload.kind
   if (payload.kind === 'aggregate-xml')
-    return { kind: 'aggregate', name, open: () => permanent(payload.open()) }
+    return { kind: 'aggregate', name, open: () => permanent(paced(payload.open(), processPacer)) }
   if (payload.kind === 'tls-rpt-json') {
     return {
       kind: 'tls-rpt',
@@ -120,10 +124,9 @@ const alignment = { organizationalDomain: publicSuffixOrganizationalDomain() }
 
 export function processDeps(deps: IngestJobDeps): ProcessDeps {
   return {
-    async extract(raw) {
-      const extracted = await extractReports(raw, deps.limits)
-      if (!extracted.ok) return { ok: false, reason: extracted.reason }
-      return { ok: true, payloads: extracted.value.payloads.map((p) => toPayload(deps, p)) }
+    async extract(message, each) {
+      const extracted = await streamReports(message, deps.limits, (payload) => each(toPayload(deps, payload)))
+      return extracted.ok ? { ok: true } : { ok: false, reason: extracted.reason }
     },
     parseAggregate: (chunks) => parseAggregateReport(chunks),
     hasher() {
@@ -186,14 +189,23 @@ export async function processMessage(
 ): Promise<MessageResult> {
   const message = await deps.messages.load(messageId)
   // Already handled (a retry after a crash past the commit) or gone: nothing to do.
-  if (message === null || message.status !== 'pending' || message.raw === null) return { status: 'skipped' }
+  if (message === null || message.status !== 'pending' || (message.raw === null && message.pieces === 0))
+    return { status: 'skipped' }
   const resolve = domainResolver(deps)
   const ctx: PayloadContext = {
     accountId: message.accountId,
     messageId,
     resolveDomain: (policyDomain) => resolve(message.accountId, policyDomain),
   }
-  const result = await processPayloads(processDeps(deps), message.raw, ctx)
+  // Admitted by size: large messages wait while others hold the budget (docs/ingestion.md, "Memory").
+  const release = await (deps.budget ?? unlimited).acquire(message.size)
+  let result: Awaited<ReturnType<typeof processPayloads>>
+  try {
+    // The message is read from the database a piece at a time, as the parser asks for it.
+    result = await processPayloads(processDeps(deps), deps.messages.body(message), ctx)
+  } finally {
+    release()
+  }
   const outcome = result.outcomes.map((o) =>
     o.status === 'quarantine' ? { status: o.status, ...o.reason } : o,
   )
@@ -214,6 +226,8 @@ export async function processMessage(
   }
   return { status: 'processed', outcomes: result.outcomes }
 }
+
+const unlimited = new ByteBudget(Number.POSITIVE_INFINITY)
 
 /** Metrics, counted after the commit so a retried job does not count twice what it stored once. */
 function countStored(outcomes: PayloadOutcome[]): void {

@@ -3,6 +3,7 @@ import type { AcceptMessage } from '../../domain/ingest/intake.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
 import { readAll } from '../../infrastructure/mail/extract-reports.ts'
 import { gunzipStream } from '../../infrastructure/mail/gzip-stream.ts'
+import { spoolMessage } from '../../infrastructure/mail/message-spool.ts'
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
@@ -45,6 +46,8 @@ export interface IngestRouteDeps {
   maxMessageBytes: number
   reportAddress: (accountId: string) => Promise<string>
 }
+
+async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
 export function ingestRoutes(deps: IngestRouteDeps) {
   const read = async (request: Request) => readLimited(request, deps.maxMessageBytes)
@@ -93,11 +96,23 @@ export function ingestRoutes(deps: IngestRouteDeps) {
             throw new FailureError({ code: 'validation_failed', message, errors: { recipient: [message] } })
           }
           const accountId = intake.kind === 'account' ? intake.principal.accountId : undefined
-          const raw = await read(request)
-          const accepted = unwrap(
-            await deps.accept({ raw, recipient: recipient || null, source: 'http', accountId }),
-          )
-          return status(202, { data: { id: accepted.id, status: 'accepted' as const } })
+          // Spooled, not held: a 64 MB message costs a megabyte here (docs/ingestion.md, "Memory").
+          const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
+          const spooled = await spoolMessage(body, { maxBytes: deps.maxMessageBytes })
+          if (!spooled.ok) throw new FailureError({ code: 'payload_too_large', limit: deps.maxMessageBytes })
+          try {
+            const accepted = unwrap(
+              await deps.accept({
+                raw: spooled.spool,
+                recipient: recipient || null,
+                source: 'http',
+                accountId,
+              }),
+            )
+            return status(202, { data: { id: accepted.id, status: 'accepted' as const } })
+          } finally {
+            await spooled.spool.discard()
+          }
         },
         {
           intakeAuth: true,

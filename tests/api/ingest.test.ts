@@ -267,6 +267,31 @@ describe('routing and quarantine', () => {
     expect((await settled(res.body.data.id)).status).toBe('processed')
   })
 
+  test('a large message is spooled, stored in pieces, streamed by the worker and its report stored', async () => {
+    // The Yahoo fixture's report, plus 5 MB of attachments that are no report: over one piece.
+    const report = new TextDecoder().decode(await bytes(`${AGG}/mox/yahoo.eml`))
+    const boundary = /boundary="?([^";\r\n]+)"?/i.exec(report)![1]!
+    const filler = Buffer.alloc(4 * 1024 * 1024, 7)
+      .toString('base64')
+      .replace(/.{76}/g, '$&\r\n')
+    const padding = `--${boundary}\r\nContent-Type: application/pdf; name="scan.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\n${filler}\r\n`
+    const large = report.replace(`--${boundary}--`, `${padding}--${boundary}--`)
+    expect(large.length).toBeGreaterThan(5 * 1024 * 1024)
+    await db().execute(sql`delete from aggregate_reports where report_id = '1559613526.307161'`)
+    const res = await post(large)
+    expect(res.status).toBe(202)
+    const stored = rowsOf<{ raw: boolean; pieces: number; size: number; rows: number }>(
+      await db().execute(sql`select raw is null as raw, pieces, size,
+        (select count(*)::int from ingest_message_pieces p where p.message_id = m.id) as rows
+        from ingest_messages m where id = ${res.body.data.id}`),
+    )[0]!
+    expect(stored).toEqual({ raw: true, pieces: 6, size: large.length, rows: 6 })
+    expect(await settled(res.body.data.id)).toMatchObject({
+      status: 'processed',
+      outcome: [{ status: 'stored', kind: 'aggregate', detail: { report_id: '1559613526.307161' } }],
+    })
+  })
+
   test('empty and oversize messages are refused at intake', async () => {
     expect((await post('')).status).toBe(400)
   })

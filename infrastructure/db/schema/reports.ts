@@ -32,7 +32,10 @@ export const ingestMessages = pgTable(
       .references(() => accounts.id, { onDelete: 'cascade' }),
     source: text({ enum: ['http', 'cli', 'imap', 'smtp', 'dashboard'] }).notNull(),
     recipient: text(),
+    /** The message, when it fits in one piece (MESSAGE_PIECE_BYTES); larger ones are in ingest_message_pieces. */
     raw: bytea(),
+    /** How many rows of ingest_message_pieces hold the message (0: it is in raw, or gone by retention). */
+    pieces: integer().notNull().default(0),
     size: integer().notNull(),
     sha256: text().notNull(),
     receivedAt: timestamp({ withTimezone: true }).notNull(),
@@ -56,6 +59,21 @@ export const ingestMessages = pgTable(
       .on(t.accountId, t.quarantineDomain)
       .where(sql`status = 'quarantined' and quarantine_code = 'domain_not_verified'`),
   ],
+)
+
+// A large message is stored in pieces of about a megabyte, written as it is copied in and read
+// back one at a time, so neither the intake nor the worker ever holds it whole (docs/ingestion.md,
+// "Memory"): a single bytea value travels as one hex string of twice its size.
+export const ingestMessagePieces = pgTable(
+  'ingest_message_pieces',
+  {
+    messageId: uuid()
+      .notNull()
+      .references(() => ingestMessages.id, { onDelete: 'cascade' }),
+    seq: integer().notNull(),
+    bytes: bytea().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.messageId, t.seq] })],
 )
 
 export const aggregateReports = pgTable(

@@ -1,8 +1,13 @@
 import { describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import { zipSync } from 'fflate'
-import { type ExtractLimits, extractReports, readAll } from '../../../infrastructure/mail/extract-reports.ts'
-import type { ReportPayload } from '../../../infrastructure/mail/report-payloads.ts'
+import {
+  type ExtractLimits,
+  extractReports,
+  readAll,
+  streamReports,
+} from '../../../infrastructure/mail/extract-reports.ts'
+import { type ReportPayload, sliceStream } from '../../../infrastructure/mail/report-payloads.ts'
 import { attachment, bytesOf, multipart, singlePart, textPart } from './mime-builder.ts'
 
 const AGGREGATE = 'tests/fixtures/dmarc-aggregate'
@@ -296,5 +301,60 @@ describe('a bare report file as the whole message (POST /ingest/reports, cli imp
     expect(corrupt).toMatchObject({ ok: false, reason: { code: 'decompression_failed' } })
     const big = await extractReports(json, { ...LIMITS, maxDecompressedBytes: 100 })
     expect(big).toMatchObject({ ok: false, reason: { code: 'limit_exceeded', limit: 'decompressed_bytes' } })
+  })
+})
+
+describe('streaming (streamReports, as the worker reads messages)', () => {
+  const xmlOf = (id: string) =>
+    bytesOf(
+      `<?xml version="1.0"?><feedback><report_metadata><report_id>${id}</report_id></report_metadata></feedback>`,
+    )
+  const raw = multipart([
+    attachment('application/gzip', 'a.xml.gz', gzipSync(xmlOf('first'))),
+    attachment('application/zip', 'b.zip', zipSync({ 'b.xml': xmlOf('second') })),
+    attachment('text/xml', 'c.xml', xmlOf('third')),
+  ])
+
+  test('payloads are handed over in order, each readable once while it is handed', async () => {
+    const seen: string[] = []
+    const result = await streamReports(sliceStream(bytesOf(raw)), LIMITS, async (payload) => {
+      const read = await readAll(payload.open(), 1024 * 1024)
+      if (!read.ok) throw new Error('unreadable')
+      seen.push(/<report_id>(\w+)</.exec(decoder.decode(read.value))![1]!)
+      expect(() => payload.open()).toThrow('can be read once')
+    })
+    expect(result).toEqual({ ok: true, handed: 3, skipped: [] })
+    expect(seen).toEqual(['first', 'second', 'third'])
+  })
+
+  test('a payload left unread (or read in part) is skipped and the message goes on', async () => {
+    const kinds: string[] = []
+    let index = 0
+    const result = await streamReports(sliceStream(bytesOf(raw)), LIMITS, async (payload) => {
+      kinds.push(`${payload.compression}`)
+      if (index++ === 0) return
+      for await (const _ of payload.open()) break
+    })
+    expect(result).toMatchObject({ ok: true, handed: 3 })
+    expect(kinds).toEqual(['gzip', 'zip', 'none'])
+  })
+})
+
+describe('bare reports (a report file rather than an email)', () => {
+  test('a gzip, a zip and plain XML are each read like one attachment', async () => {
+    const xml = bytesOf(
+      '<?xml version="1.0"?><feedback><report_metadata><report_id>bare</report_id></report_metadata></feedback>',
+    )
+    for (const [file, compression] of [
+      [gzipSync(xml), 'gzip'],
+      [zipSync({ 'r.xml': xml }), 'zip'],
+      [xml, 'none'],
+    ] as const) {
+      const payloads = await extractOk(new Uint8Array(file))
+      expect(payloads.map((payload) => [payload.kind, payload.compression])).toEqual([
+        ['aggregate-xml', compression],
+      ])
+      expect(await contentOf(payloads[0]!)).toEqual(xml)
+    }
   })
 })

@@ -35,7 +35,7 @@ interface Call {
 function pipeline(before?: (call: Call) => Promise<void>) {
   const calls: Call[] = []
   const accept: AcceptMessage = async (input) => {
-    const call = { input, raw: Buffer.from(input.raw).toString('latin1') }
+    const call = { input, raw: Buffer.from(input.raw as Uint8Array).toString('latin1') }
     calls.push(call)
     await before?.(call)
     if (input.recipient?.toLowerCase() !== KNOWN) return fail({ code: 'not_found', resource: 'recipient' })

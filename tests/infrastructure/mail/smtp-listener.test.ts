@@ -18,12 +18,18 @@ function rcpt(local: string): string {
   return `${local}@reports.test`
 }
 
-const calls: AcceptInput[] = []
+const calls: (AcceptInput & { raw: Uint8Array })[] = []
+
+/** The accepted bytes, read while the call lasts (the listener spools and discards after). */
+async function bytesOf(raw: AcceptInput['raw']): Promise<Uint8Array> {
+  if (raw instanceof Uint8Array) return raw
+  return Buffer.concat(await Array.fromAsync(raw.pieces()))
+}
 let gate: Promise<void> | null = null
 const logged: { level: string; msg: string }[] = []
 
 const accept: AcceptMessage = async (input) => {
-  calls.push(input)
+  calls.push({ ...input, raw: await bytesOf(input.raw) })
   if (gate) await gate
   const local = input.recipient?.split('@')[0]
   if (local === 'dbdown') throw new Error('database unavailable')

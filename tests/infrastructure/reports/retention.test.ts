@@ -61,10 +61,17 @@ test('old records, raw bytes and failure reports go; recent ones and the rollups
     values (${accountId}, 'http', '\\x00'::bytea, 1, 'a', now() - interval '40 days', 'processed'),
            (${accountId}, 'http', '\\x00'::bytea, 1, 'b', now() - interval '40 days', 'quarantined'),
            (${accountId}, 'http', '\\x00'::bytea, 1, 'c', now() - interval '1 day', 'processed')`)
+  // A large message is kept in pieces (docs/ingestion.md, "Memory"): they go the same way.
+  await t.db.database.db.execute(sql`with m as (insert into ingest_messages (account_id, source, raw, pieces, size, sha256, received_at, status)
+    values (${accountId}, 'http', null, 2, 2, 'd', now() - interval '40 days', 'processed') returning id)
+    insert into ingest_message_pieces (message_id, seq, bytes) select id, s, '\\x00'::bytea from m, generate_series(0, 1) s`)
   const result = await applyRetention(t.db.database.db)
-  expect(result).toEqual({ raw: 1, records: 1, forensic: 0, partitionsDropped: [] })
+  expect(result).toEqual({ raw: 2, records: 1, forensic: 0, partitionsDropped: [] })
   expect(await count(sql`select count(*)::int as n from aggregate_records`)).toBe(1)
-  expect(await count(sql`select count(*)::int as n from ingest_messages where raw is null`)).toBe(1)
+  expect(
+    await count(sql`select count(*)::int as n from ingest_messages where raw is null and pieces = 0`),
+  ).toBe(2)
+  expect(await count(sql`select count(*)::int as n from ingest_message_pieces`)).toBe(0)
   // Summaries keep the history.
   expect(await count(sql`select sum(messages)::int as n from daily_rollups`)).toBe(6)
 })

@@ -38,8 +38,16 @@ async function message(accountId: string): Promise<string> {
     accountId,
     source: 'http',
     recipient: null,
-    raw: new TextEncoder().encode(`message ${Math.random()}`),
-    sha256: `hash-${Math.random()}`,
+    body: (() => {
+      const bytes = new TextEncoder().encode(`message ${Math.random()}`)
+      return {
+        size: bytes.byteLength,
+        sha256: `hash-${Math.random()}`,
+        async *pieces() {
+          yield bytes
+        },
+      }
+    })(),
     receivedAt: new Date(),
     deferJob: false,
   })
