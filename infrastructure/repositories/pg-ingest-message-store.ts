@@ -110,8 +110,8 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
           // As hex text decoded by the server: the drivers' own bytea encoders are far slower
           // (PGlite's builds an array of a million strings for a megabyte).
           const hex = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('hex')
-          await tx.execute(sql`insert into ingest_message_pieces (message_id, seq, bytes)
-            values (${row!.id}, ${seq++}, decode(${hex}, 'hex'))`)
+          await tx.execute(sql`insert into ingest_message_pieces (account_id, message_id, seq, bytes)
+            values (${values.accountId}, ${row!.id}, ${seq++}, decode(${hex}, 'hex'))`)
           written += piece.byteLength
           // Each piece leaves a hex string behind (infrastructure/runtime/gc-pacer.ts).
           processPacer.count(piece.byteLength)

@@ -1,4 +1,5 @@
 CREATE TABLE "ingest_message_pieces" (
+	"account_id" uuid NOT NULL,
 	"message_id" uuid NOT NULL,
 	"seq" integer NOT NULL,
 	"bytes" "bytea" NOT NULL,

@@ -67,6 +67,8 @@ export const ingestMessages = pgTable(
 export const ingestMessagePieces = pgTable(
   'ingest_message_pieces',
   {
+    // Tenant data carries its account (tests/infrastructure/db/tenant-tables.test.ts).
+    accountId: uuid().notNull(),
     messageId: uuid()
       .notNull()
       .references(() => ingestMessages.id, { onDelete: 'cascade' }),

@@ -27,6 +27,7 @@ const TENANT = [
   'embed_keys',
   'events',
   'forensic_reports',
+  'ingest_message_pieces',
   'ingest_messages',
   'invitations',
   'memberships',

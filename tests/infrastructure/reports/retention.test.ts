@@ -63,8 +63,9 @@ test('old records, raw bytes and failure reports go; recent ones and the rollups
            (${accountId}, 'http', '\\x00'::bytea, 1, 'c', now() - interval '1 day', 'processed')`)
   // A large message is kept in pieces (docs/ingestion.md, "Memory"): they go the same way.
   await t.db.database.db.execute(sql`with m as (insert into ingest_messages (account_id, source, raw, pieces, size, sha256, received_at, status)
-    values (${accountId}, 'http', null, 2, 2, 'd', now() - interval '40 days', 'processed') returning id)
-    insert into ingest_message_pieces (message_id, seq, bytes) select id, s, '\\x00'::bytea from m, generate_series(0, 1) s`)
+    values (${accountId}, 'http', null, 2, 2, 'd', now() - interval '40 days', 'processed') returning id, account_id)
+    insert into ingest_message_pieces (account_id, message_id, seq, bytes)
+      select account_id, id, s, '\\x00'::bytea from m, generate_series(0, 1) s`)
   const result = await applyRetention(t.db.database.db)
   expect(result).toEqual({ raw: 2, records: 1, forensic: 0, partitionsDropped: [] })
   expect(await count(sql`select count(*)::int as n from aggregate_records`)).toBe(1)
