@@ -260,6 +260,11 @@ export function buildApp(runtime: Runtime) {
         now,
         counter: s.counter,
         dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+        providers: {
+          secrets: runtime.secrets,
+          verificationDns: runtime.verificationDns,
+          allowPrivate: config.webhookAllowPrivate,
+        },
         spf: config.spf,
       }),
     )
