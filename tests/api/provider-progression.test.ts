@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { CHECK_DOMAIN, PROGRESS_DOMAIN, SCHEDULE_PROGRESSION } from '../../infrastructure/queue/catalogue.ts'
+import { evaluateAccount } from '../../src/jobs/alert-evaluation.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
@@ -199,6 +200,7 @@ describe('policy progression through a connected PowerDNS', () => {
       (job) => job?.state === 'retry' || job?.state === 'completed',
     )
     expect(first?.state).toBe('retry')
+    tick() // the retry writes later than the failed write (the write log is ordered by time)
     expect(await dmarcOverDns('flaky.test')).toEqual(['v=DMARC1; p=none'])
     const writes = (await call(other, 'GET', '/dns-providers/writes')).body.data
     expect(writes.filter((w: any) => w.name === '_dmarc.flaky.test')).toEqual([
@@ -206,6 +208,16 @@ describe('policy progression through a connected PowerDNS', () => {
     ])
     const history = (await call(other, 'GET', '/domains/flaky.test/dmarc/progression')).body.data.history
     expect(history).toEqual([])
+    // The operations evaluation raises an alert for the record that could not be written.
+    await evaluateAccount(t.runtime, other.accountId)
+    const alerts = (await call(other, 'GET', '/alerts?status=open')).body.data
+    expect(alerts).toContainEqual(
+      expect.objectContaining({
+        type: 'dns_write_failing',
+        subject: '_dmarc.flaky.test/TXT',
+        severity: 'high',
+      }),
+    )
 
     // The retry (the provider accepts writes again) takes the step.
     await until(
@@ -213,5 +225,9 @@ describe('policy progression through a connected PowerDNS', () => {
       (job) => job?.state === 'completed',
     )
     expect(await dmarcOverDns('flaky.test')).toEqual(['v=DMARC1; p=quarantine'])
+    // A successful write of the record resolves the alert.
+    await evaluateAccount(t.runtime, other.accountId)
+    const open = (await call(other, 'GET', '/alerts?status=open')).body.data
+    expect(open.filter((a: any) => a.type === 'dns_write_failing')).toEqual([])
   }, 60_000)
 })
