@@ -319,6 +319,11 @@ export function buildApp(runtime: Runtime) {
         counter: s.counter,
         dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
         spf: config.spf,
+        providers: {
+          secrets: runtime.secrets,
+          verificationDns: runtime.verificationDns,
+          allowPrivate: config.webhookAllowPrivate,
+        },
       }),
     )
     .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))

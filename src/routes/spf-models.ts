@@ -202,6 +202,32 @@ export const SPF_MODELS = {
     managed: t.Boolean(),
     publish: PublishModel,
     management: t.Nullable(ManagementModel),
+    provider: t.Nullable(
+      t.Object(
+        {
+          status: t.UnionEnum(['written', 'proposed', 'failed'], {
+            description:
+              'written: through the connected DNS provider (automatic); proposed: the diff only (assisted; POST /domains/{name}/spf/publish applies it for a managed domain); failed: the previous record is in place',
+          }),
+          write_id: t.Nullable(t.String({ format: 'uuid' })),
+          verified: t.Boolean({ description: 'read back from the provider and over DNS' }),
+          error: t.Nullable(t.String()),
+          before: t.Nullable(t.Array(t.String())),
+          after: t.Nullable(t.Array(t.String())),
+          diff: t.Nullable(
+            t.Object({
+              added: t.Array(t.String()),
+              removed: t.Array(t.String()),
+              ttl: t.Nullable(t.Object({ before: t.Nullable(t.Integer()), after: t.Nullable(t.Integer()) })),
+            }),
+          ),
+        },
+        {
+          description:
+            'What was done through a connected DNS provider holding the zone; null: none holds it, manual, or nothing to change',
+        },
+      ),
+    ),
   }),
   SpfDetection: data({
     domain: t.String(),

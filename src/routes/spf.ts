@@ -2,11 +2,8 @@ import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import { fail, type Result } from '../../domain/shared/result.ts'
-import {
-  addSourceToSpf,
-  DETECTION_DAYS,
-  detectSources,
-} from '../../domain/spf-management/source-use-cases.ts'
+import { addSourceThroughProvider } from '../../domain/spf-management/provider-sync.ts'
+import { DETECTION_DAYS, detectSources } from '../../domain/spf-management/source-use-cases.ts'
 import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
@@ -16,11 +13,13 @@ import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { DomainText, IpText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
+import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
 import { spfUseCaseDeps } from './spf-deps.ts'
 import { ActivateBody, AddSourceBody, SPF_MODELS } from './spf-models.ts'
 import {
   presentManagement,
   presentProposal,
+  presentProviderSync,
   presentPublish,
   presentPublished,
   presentSource,
@@ -39,6 +38,8 @@ export interface SpfRouteDeps {
   counter: RateLimitCounter
   dnsWritesPerMinute: number
   spf: Config['spf']
+  /** Domains whose zone is on a connected DNS provider get add-to-spf written through it. */
+  providers?: Pick<ProviderWiring, 'secrets' | 'verificationDns' | 'allowPrivate'>
 }
 
 /** Model errors name sources by index as `sources[3].network`; the API's fields are dotted. */
@@ -56,6 +57,7 @@ const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) 
 
 export function spfRoutes(deps: SpfRouteDeps) {
   const useCases = spfUseCaseDeps(deps)
+  const providers = deps.providers === undefined ? undefined : dnsProviderDeps({ ...deps, ...deps.providers })
   return new Elysia({ name: 'routes:spf', prefix: '/domains', detail: { tags: ['SPF'] } })
     .use(apiModels)
     .use(authPlugin(deps.auth))
@@ -151,14 +153,17 @@ export function spfRoutes(deps: SpfRouteDeps) {
       '/:name/sources/:source/add-to-spf',
       async ({ principal, params, body }) => {
         const result = dotted(
-          await addSourceToSpf(useCases, {
-            accountId: principal.accountId,
-            name: params.name,
-            ip: params.source,
-            include: body?.include,
-            network: body?.network,
-            actor: actorOf(principal),
-          }),
+          await addSourceThroughProvider(
+            { ...useCases, providers },
+            {
+              accountId: principal.accountId,
+              name: params.name,
+              ip: params.source,
+              include: body?.include,
+              network: body?.network,
+              actor: actorOf(principal),
+            },
+          ),
         )
         const { term: _term, ...source } = presentSource(result.source)
         return item({
@@ -169,6 +174,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
           managed: result.managed !== null,
           publish: presentPublish(result.publish),
           management: presentManagement(result.managed),
+          provider: presentProviderSync(result.provider),
         })
       },
       {
