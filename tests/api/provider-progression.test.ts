@@ -173,6 +173,10 @@ describe('policy progression through a connected PowerDNS', () => {
 
     const view = (await call(owner, 'GET', '/domains/acme.test/dmarc/progression')).body.data
     expect(view.history[0]).toMatchObject({ kind: 'advance', status: 'applied', actor: 'system' })
+    expect(view).toMatchObject({
+      hosted: null,
+      record: { home: 'provider', record: quarantine, policy: 'quarantine' },
+    })
 
     const rolled = await call(owner, 'POST', '/domains/acme.test/dmarc/progression/rollback', {
       reason: 'a partner complained',
