@@ -12,12 +12,18 @@ import { DEFAULT_TTL, type Plan, planSet } from '../dns-providers/writes.ts'
 import type { AutomationLevel } from '../domains/domain.ts'
 import { ok, type Result } from '../shared/result.ts'
 import { isSpfRecord } from '../spf/record.ts'
+import type { SpfWriteDeps } from './managed-change.ts'
+import type { SpfStore } from './ports.ts'
 import {
   type AddSourceInput,
   type AddSourceResult,
   addSourceToSpf,
+  type DetectResult,
+  detectSources,
   type SourceDeps,
 } from './source-use-cases.ts'
+import { type ActivateInput, type ActivateResult, activate } from './use-cases.ts'
+import type { UserRecord } from './user-record.ts'
 
 export type ProviderSync =
   /** Written and read back (`write.status` says whether DNS shows it yet). */
@@ -75,9 +81,28 @@ export async function syncSpfThroughProvider(
 }
 
 /**
- * add-to-spf, then the record it computes written through a connected provider according to the
- * domain's automation level (syncSpfThroughProvider). Without provider deps: add-to-spf alone.
+ * After an SPF change: the record the user publishes (`publish`) through a connected provider,
+ * according to the domain's automation level. Only a verified domain's DNS is written (contract
+ * §4), and only when its record changes; without provider deps nothing is done.
  */
+async function publishAfterChange(
+  deps: { store: Pick<SpfStore, 'domain'>; providers?: PublishDeps },
+  input: { accountId: string; domain: string; publish: UserRecord; actor: string; reason: string },
+): Promise<ProviderSync | null> {
+  if (deps.providers === undefined || !input.publish.changed) return null
+  const found = await deps.store.domain(input.accountId, input.domain)
+  if (found === null || !found.verified) return null
+  return syncSpfThroughProvider(deps.providers, {
+    accountId: input.accountId,
+    domain: input.domain,
+    automation: found.automationLevel,
+    record: input.publish.record,
+    actor: input.actor,
+    reason: input.reason,
+  })
+}
+
+/** add-to-spf, then the user's record through a connected provider (publishAfterChange). */
 export async function addSourceThroughProvider(
   deps: SourceDeps & { providers?: PublishDeps },
   input: AddSourceInput,
@@ -85,17 +110,51 @@ export async function addSourceThroughProvider(
   const added = await addSourceToSpf(deps, input)
   if (!added.ok) return added
   const result = added.value
-  const found = deps.providers === undefined ? null : await deps.store.domain(input.accountId, result.domain)
-  // Only a verified domain's DNS is written (contract §4), and only when its record changes.
-  if (deps.providers === undefined || found === null || !found.verified || !result.publish.changed)
-    return ok({ ...result, provider: null })
-  const provider = await syncSpfThroughProvider(deps.providers, {
+  const provider = await publishAfterChange(deps, {
     accountId: input.accountId,
     domain: result.domain,
-    automation: found.automationLevel,
-    record: result.publish.record,
+    publish: result.publish,
     actor: input.actor,
     reason: `add-to-spf ${input.ip} (POST /domains/${result.domain}/sources/${input.ip}/add-to-spf)`,
   })
+  return ok({ ...result, provider })
+}
+
+/** Activation, then the record including the hosted one through a connected provider. */
+export async function activateThroughProvider(
+  deps: SpfWriteDeps & { providers?: PublishDeps },
+  input: ActivateInput,
+): Promise<Result<ActivateResult & { provider: ProviderSync | null }>> {
+  const activated = await activate(deps, input)
+  if (!activated.ok) return activated
+  const result = activated.value
+  const provider = await publishAfterChange(deps, {
+    accountId: input.accountId,
+    domain: result.domain,
+    publish: result.view.publish,
+    actor: input.actor,
+    reason: `SPF management activated (POST /domains/${result.domain}/spf/activate)`,
+  })
+  return ok({ ...result, provider })
+}
+
+/** Detection, then (applied at `automatic`) the user's record through a connected provider. */
+export async function detectThroughProvider(
+  deps: SourceDeps & { providers?: PublishDeps },
+  input: Parameters<typeof detectSources>[1],
+): Promise<Result<DetectResult & { provider: ProviderSync | null }>> {
+  const detected = await detectSources(deps, input)
+  if (!detected.ok) return detected
+  const result = detected.value
+  const provider =
+    result.applied && result.managed !== null
+      ? await publishAfterChange(deps, {
+          accountId: input.accountId,
+          domain: result.domain,
+          publish: result.managed.publish,
+          actor: input.actor,
+          reason: `detected sources (POST /domains/${result.domain}/spf/detect-sources)`,
+        })
+      : null
   return ok({ ...result, provider })
 }

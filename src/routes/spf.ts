@@ -2,9 +2,13 @@ import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import { fail, type Result } from '../../domain/shared/result.ts'
-import { addSourceThroughProvider } from '../../domain/spf-management/provider-sync.ts'
-import { DETECTION_DAYS, detectSources } from '../../domain/spf-management/source-use-cases.ts'
-import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
+import {
+  activateThroughProvider,
+  addSourceThroughProvider,
+  detectThroughProvider,
+} from '../../domain/spf-management/provider-sync.ts'
+import { DETECTION_DAYS } from '../../domain/spf-management/source-use-cases.ts'
+import { getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
@@ -90,20 +94,24 @@ export function spfRoutes(deps: SpfRouteDeps) {
       '/:name/spf/activate',
       async ({ principal, params, body }) => {
         const result = dotted(
-          await activate(useCases, {
-            accountId: principal.accountId,
-            name: params.name,
-            actor: actorOf(principal),
-            sources: body?.sources?.map(sourceOf),
-            all: body?.all,
-            flatten: body?.flatten,
-          }),
+          await activateThroughProvider(
+            { ...useCases, providers },
+            {
+              accountId: principal.accountId,
+              name: params.name,
+              actor: actorOf(principal),
+              sources: body?.sources?.map(sourceOf),
+              all: body?.all,
+              flatten: body?.flatten,
+            },
+          ),
         )
         return item({
           domain: result.domain,
           changed: result.changed,
           activated: result.activated,
           management: presentManagement(result.view)!,
+          provider: presentProviderSync(result.provider),
         })
       },
       {
@@ -123,11 +131,14 @@ export function spfRoutes(deps: SpfRouteDeps) {
       '/:name/spf/detect-sources',
       async ({ principal, params }) => {
         const result = unwrap(
-          await detectSources(useCases, {
-            accountId: principal.accountId,
-            name: params.name,
-            actor: actorOf(principal),
-          }),
+          await detectThroughProvider(
+            { ...useCases, providers },
+            {
+              accountId: principal.accountId,
+              name: params.name,
+              actor: actorOf(principal),
+            },
+          ),
         )
         return item({
           domain: result.domain,
@@ -136,6 +147,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
           applied: result.applied,
           proposals: result.proposals.map(presentProposal),
           management: presentManagement(result.managed),
+          provider: presentProviderSync(result.provider),
         })
       },
       {

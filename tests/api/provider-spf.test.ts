@@ -132,4 +132,19 @@ describe('add-to-spf through a connected PowerDNS', () => {
     expect(await apexTxt()).toEqual([OLD_SPF, SITE].sort())
     expect((await postureSpf()).record).toBe(OLD_SPF)
   }, 30_000)
+
+  test('automatic: activating SPF management writes the record including the hosted one', async () => {
+    const res = await call('POST', '/domains/spf.test/spf/activate', {})
+    expect(res.status).toBe(200)
+    const include = res.body.data.management.include as string
+    expect(include).toStartWith('include:')
+    expect(res.body.data.provider).toMatchObject({ status: 'written', verified: true })
+    const spf = (await apexTxt()).find((v) => v.startsWith('v=spf1'))!
+    expect(spf).toContain(include)
+    expect(await apexTxt()).toContain(SITE)
+    // The write is the provider write path's: rolled back like any other.
+    const rolled = await call('POST', `/dns-providers/writes/${res.body.data.provider.write_id}/rollback`)
+    expect(rolled.body.data.status).toBe('rolled_back')
+    expect(await apexTxt()).toEqual([OLD_SPF, SITE].sort())
+  }, 30_000)
 })
