@@ -46,19 +46,26 @@ const domainId = async (account: TestAccount, name: string) =>
     )[0]!.id,
   )
 
-async function connectAndImport(account: TestAccount, baseUrl: string, zone: string) {
-  const connected = await call(account, 'POST', '/dns-providers/authenticate', {
-    provider: 'powerdns',
-    credentials: { base_url: baseUrl, api_key: pdns.apiKey },
-  })
-  expect(connected.status).toBe(201)
+async function connectAndImport(
+  account: TestAccount,
+  baseUrl: string | null,
+  zone: string,
+  level = 'automatic',
+) {
+  if (baseUrl !== null) {
+    const connected = await call(account, 'POST', '/dns-providers/authenticate', {
+      provider: 'powerdns',
+      credentials: { base_url: baseUrl, api_key: pdns.apiKey },
+    })
+    expect(connected.status).toBe(201)
+  }
   const started = await call(account, 'POST', '/dns-providers/powerdns/import-domains', { zones: [zone] })
   const done = await until(
     () => call(account, 'GET', `/dns-providers/imports/${started.body.data.id}`).then((r) => r.body.data),
     (i) => i.status === 'done' || i.status === 'failed',
   )
   expect(done.results[0]).toMatchObject({ domain: zone, status: 'imported', verified: true })
-  const patched = await call(account, 'PATCH', `/domains/${zone}`, { automation_level: 'automatic' })
+  const patched = await call(account, 'PATCH', `/domains/${zone}`, { automation_level: level })
   expect(patched.status).toBe(200)
   const id = await domainId(account, zone)
   await markLegitimateSource(t.db.database.db, id, GOOD.ip)
@@ -76,10 +83,11 @@ async function jobState(queue: string, id: string) {
 
 describe('policy progression through a connected PowerDNS', () => {
   beforeAll(async () => {
-    pdns = await startPowerDns(['acme.test', 'flaky.test'])
+    pdns = await startPowerDns(['acme.test', 'flaky.test', 'assist.test'])
     // TTL 1: the posture check's caching resolver does not keep the old policy past the write.
     await pdns.pdnsutil('add-record', 'acme.test', '_dmarc', 'TXT', '1', `"${OLD_DMARC}"`)
     await pdns.pdnsutil('add-record', 'flaky.test', '_dmarc', 'TXT', '1', '"v=DMARC1; p=none"')
+    await pdns.pdnsutil('add-record', 'assist.test', '_dmarc', 'TXT', '1', '"v=DMARC1; p=none"')
     // The same PowerDNS behind a proxy that can refuse record writes (PATCH) with a 503.
     proxy = Bun.serve({
       hostname: '127.0.0.1',
@@ -155,11 +163,16 @@ describe('policy progression through a connected PowerDNS', () => {
       before: { values: [OLD_DMARC], ttl: 1 },
       after: { values: [quarantine], ttl: 1 },
     })
-    const audit = rowsOf<{ action: string }>(
-      await t.db.database.db.execute(
-        sql`select action from audit_log where account_id = ${owner.accountId} order by id`,
-      ),
-    ).map((a) => a.action)
+    // The policy change is recorded once the write is done (audit: the write, then the step).
+    const audit = await until(
+      async () =>
+        rowsOf<{ action: string }>(
+          await t.db.database.db.execute(
+            sql`select action from audit_log where account_id = ${owner.accountId} order by id`,
+          ),
+        ).map((a) => a.action),
+      (actions) => actions.includes('dmarc.progress'),
+    )
     expect(audit.slice(-2)).toEqual(['dns_provider.write', 'dmarc.progress'])
 
     // The next posture check reads the new policy over DNS (PowerDNS answers on its port), once the
@@ -233,5 +246,39 @@ describe('policy progression through a connected PowerDNS', () => {
     await evaluateAccount(t.runtime, other.accountId)
     const open = (await call(other, 'GET', '/alerts?status=open')).body.data
     expect(open.filter((a: any) => a.type === 'dns_write_failing')).toEqual([])
+  }, 60_000)
+
+  test('assisted: the run proposes, nothing is written; approving writes it through PowerDNS', async () => {
+    const id = await connectAndImport(owner, null, 'assist.test', 'assisted')
+    const jobId = await t.runtime.boss!.send(PROGRESS_DOMAIN.name, {
+      accountId: owner.accountId,
+      domainId: id,
+    })
+    await until(
+      () => t.runtime.boss!.getJobById(PROGRESS_DOMAIN.name, jobId!),
+      (job) => job?.state === 'completed',
+    )
+    const view = (await call(owner, 'GET', '/domains/assist.test/dmarc/progression')).body.data
+    expect(view.pending).toMatchObject({
+      kind: 'advance',
+      status: 'proposed',
+      from_record: 'v=DMARC1; p=none',
+      to_record: 'v=DMARC1; p=quarantine',
+    })
+    expect(await dmarcOverDns('assist.test')).toEqual(['v=DMARC1; p=none'])
+
+    const approved = await call(owner, 'POST', '/domains/assist.test/dmarc/progression/approve')
+    expect(approved.status).toBe(200)
+    expect(await dmarcOverDns('assist.test')).toEqual(['v=DMARC1; p=quarantine'])
+    const write = (await call(owner, 'GET', '/dns-providers/writes')).body.data.find(
+      (w: any) => w.name === '_dmarc.assist.test',
+    )
+    expect(write).toMatchObject({ status: 'verified' })
+    expect(write.actor).toStartWith('user:')
+    const events = await until(progressed, (list) => list.some((e) => e.body.data.domain === 'assist.test'))
+    expect(events.find((e) => e.body.data.domain === 'assist.test')!.body.data).toMatchObject({
+      from: 'none',
+      to: 'quarantine',
+    })
   }, 60_000)
 })
