@@ -125,7 +125,7 @@ describe('policy progression through a connected PowerDNS', () => {
   }, 60_000)
   afterAll(async () => {
     await t?.close()
-    receiver?.stop()
+    await receiver?.stop()
     proxy?.stop(true)
     await pdns?.stop()
   })
