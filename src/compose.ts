@@ -263,6 +263,11 @@ export function buildApp(runtime: Runtime) {
         now,
         counter: s.counter,
         dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+        providers: {
+          secrets: runtime.secrets,
+          verificationDns: runtime.verificationDns,
+          allowPrivate: config.webhookAllowPrivate,
+        },
         spf: config.spf,
       }),
     )
@@ -317,6 +322,11 @@ export function buildApp(runtime: Runtime) {
         counter: s.counter,
         dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
         spf: config.spf,
+        providers: {
+          secrets: runtime.secrets,
+          verificationDns: runtime.verificationDns,
+          allowPrivate: config.webhookAllowPrivate,
+        },
       }),
     )
     .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))

@@ -67,6 +67,12 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       logger: runtime.logger,
       now: runtime.now,
       zone: config.spf.zone,
+      providers: {
+        secrets: runtime.secrets,
+        verificationDns: runtime.verificationDns,
+        allowPrivate: config.webhookAllowPrivate,
+        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+      },
     }),
     ...postureJobs(boss, {
       // This process's queue, so a verification re-queues the reports that waited for it at once.

@@ -29,6 +29,7 @@ export const ALERT_TYPES = [
   'no_reports',
   'webhook_delivery_failing',
   'ingest_quarantine_growing',
+  'dns_write_failing',
 ] as const
 
 export type AlertType = (typeof ALERT_TYPES)[number]

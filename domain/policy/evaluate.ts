@@ -4,7 +4,7 @@
 // change. Reads only; the use cases act on the decision.
 
 import { discoverDmarc } from '../dmarc/discovery.ts'
-import { type HostedDmarcView, hostedView } from '../dmarc/hosting.ts'
+import { type HostedDmarcView, hostedView, type PolicyLevel, policyLevelOf } from '../dmarc/hosting.ts'
 import { type DmarcDomain, delegationOf } from '../dmarc/hosting-use-cases.ts'
 import type { Period } from '../reports/period.ts'
 import { classifyStats } from '../sources/list-sources.ts'
@@ -17,7 +17,7 @@ import {
 import { dailySeries } from '../sources/source-intelligence.ts'
 import type { SourceStats } from '../sources/source-stats.ts'
 import { resolveSpfTree } from '../spf/include-tree.ts'
-import type { FigureScope, PolicyChange, ProgressionDeps } from './ports.ts'
+import type { FigureScope, PolicyChange, ProgressionDeps, RecordHome } from './ports.ts'
 import {
   decideProgression,
   type LastChange,
@@ -29,9 +29,17 @@ import {
 /** How many changes the view lists, and the engine looks through. */
 export const HISTORY_LIMIT = 50
 
+/** The record progression changes: the hosted one, or the `_dmarc` TXT at a connected provider. */
+export interface RecordInForce extends PolicyLevel {
+  record: string
+  home: RecordHome
+}
+
 export interface Evaluation {
   domain: DmarcDomain
   hosted: HostedDmarcView | null
+  /** What a change would replace; null when the service can change neither (decision: hold). */
+  inForce: RecordInForce | null
   /** The policy readiness was computed for: the hosted one, else the published one. */
   policy: DmarcPolicyState
   pct: number | null
@@ -73,10 +81,21 @@ export async function evaluateProgression(
   const hosted = stored === null ? null : hostedView(stored)
   let level: { policy: DmarcPolicyState; pct: number | null }
   let pointed: boolean | null = null
+  let inForce: RecordInForce | null = null
+  let unreadable: string | undefined
+  const zone = hosted === null ? await zoneRecord(deps, input.accountId, domain.name) : null
   if (hosted !== null) {
     level = hosted
     pointed = (await delegationOf(deps.dns, domain.name, stored)).pointed
+    inForce = { record: hosted.record, policy: hosted.policy, pct: hosted.pct, home: 'hosted' }
+  } else if (zone !== null && 'level' in zone) {
+    // The provider's zone is what is served for the domain (zoneFor takes the longest zone), so a
+    // change written there reaches receivers: nothing to point.
+    level = zone.level
+    pointed = true
+    inForce = { record: zone.record, ...zone.level, home: 'provider' }
   } else {
+    unreadable = zone?.problem
     const published = await discoverDmarc({ dns: deps.dns }, domain.name)
     level = {
       policy: published.appliedPolicy?.policy ?? 'missing',
@@ -94,14 +113,65 @@ export async function evaluateProgression(
     domain: domain.name,
     automation: domain.automationLevel,
     verified: domain.verified,
-    hosted: hosted === null ? null : { policy: hosted.policy, pct: hosted.pct, record: hosted.record },
+    hosted: inForce,
+    unreadable,
     pointed,
     readiness,
     sources,
     sinceLastChange,
     now,
   })
-  return { domain, hosted, ...level, pointed, readiness, history, lastChange, sinceLastChange, decision }
+  return {
+    domain,
+    hosted,
+    inForce,
+    ...level,
+    pointed,
+    readiness,
+    history,
+    lastChange,
+    sinceLastChange,
+    decision,
+  }
+}
+
+/** The record a change would replace now: the hosted one, else the one at a connected provider. */
+export async function recordInForce(
+  deps: ProgressionDeps,
+  accountId: string,
+  domain: DmarcDomain,
+): Promise<RecordInForce | null> {
+  const stored = await deps.store.hosted(accountId, domain.id)
+  if (stored !== null) {
+    const hosted = hostedView(stored)
+    return { record: hosted.record, policy: hosted.policy, pct: hosted.pct, home: 'hosted' }
+  }
+  const zone = await zoneRecord(deps, accountId, domain.name)
+  return zone !== null && 'level' in zone ? { record: zone.record, ...zone.level, home: 'provider' } : null
+}
+
+/**
+ * The DMARC record at a connected provider holding the domain's zone: its policy, or why it cannot
+ * be used (unreadable provider, no or an unusable record). Null when no connected zone holds it.
+ */
+async function zoneRecord(
+  deps: ProgressionDeps,
+  accountId: string,
+  domain: string,
+): Promise<{ record: string; level: PolicyLevel } | { problem: string } | null> {
+  if (deps.zoneDmarc === undefined) return null
+  const read = await deps.zoneDmarc.read(accountId, domain)
+  if (!read.ok) {
+    const { failure } = read
+    const why = 'message' in failure ? failure.message : failure.code
+    return { problem: `the DNS provider holding the zone of ${domain} could not be read (${why})` }
+  }
+  if (read.value === null) return null
+  const record = read.value.record
+  const level = record === null ? null : policyLevelOf(record)
+  if (record === null || level === null)
+    return { problem: `the DNS provider holds no single valid DMARC record at _dmarc.${domain}` }
+  return { record, level }
 }
 
 /**

@@ -4,6 +4,7 @@
 import type { HostedDmarc, PolicyLevel } from '../dmarc/hosting.ts'
 import type { DmarcDomain } from '../dmarc/hosting-use-cases.ts'
 import type { DnsResolver } from '../dns/ports.ts'
+import type { Outcome } from '../dns-providers/use-cases.ts'
 import type { DomainEvent } from '../events/event.ts'
 import type { Period } from '../reports/period.ts'
 import type { Result } from '../shared/result.ts'
@@ -47,6 +48,35 @@ export interface AppliedChange extends NewPolicyChange {
   /** The applied change a rollback undoes (marked rolled back). */
   rollsBack?: number
   event: DomainEvent
+  /**
+   * Where the record lives: `hosted` (default) replaces the hosted record in the transaction;
+   * `provider` was already written through the DNS provider (ZoneDmarc), only the history is kept.
+   */
+  through?: RecordHome
+}
+
+export type RecordHome = 'hosted' | 'provider'
+
+/** The `_dmarc` TXT a connected DNS provider holds (provider-record.ts). */
+export interface ZoneDmarcRecord {
+  /** The one DMARC record there; null when there is none (or several). */
+  record: string | null
+  connectionId: string
+}
+
+/** A domain's DMARC record in its own zone, on a connected DNS provider (provider-record.ts). */
+export interface ZoneDmarc {
+  /** Null when no connected zone holds the domain. */
+  read(accountId: string, domain: string): Promise<Outcome<ZoneDmarcRecord | null>>
+  /**
+   * Replaces `fromRecord` with `toRecord` through the provider (one DNS write, read back, audited);
+   * refused when the provider no longer holds `fromRecord`. On failure the previous record stays.
+   */
+  write(
+    accountId: string,
+    domain: string,
+    change: { fromRecord: string; toRecord: string; actor: string; reason: string },
+  ): Promise<Outcome<{ writeId: string | null }>>
 }
 
 export interface ProgressionCandidate {
@@ -72,7 +102,10 @@ export interface PolicyStore {
   propose(accountId: string, domainId: number, change: NewPolicyChange): Promise<'proposed' | 'unchanged'>
   /** Withdraws the waiting proposal, if any; whether there was one. */
   withdraw(accountId: string, domainId: number): Promise<boolean>
-  /** Verified domains with a hosted record and automation other than manual, by id after `afterId`. */
+  /**
+   * Verified domains with automation other than manual and a hosted record or a DNS provider
+   * connection in their account, by id after `afterId`.
+   */
   candidates(afterId: number, limit: number): Promise<ProgressionCandidate[]>
 }
 
@@ -93,6 +126,8 @@ export interface ProgressionDeps {
   figures: PolicyFigures
   dns: DnsResolver
   now: () => Date
+  /** Domains whose zone is on a connected DNS provider; absent: hosted records only. */
+  zoneDmarc?: ZoneDmarc
 }
 
 export interface ProgressionWriteDeps extends ProgressionDeps {

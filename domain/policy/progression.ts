@@ -60,8 +60,13 @@ export interface ProgressionInput {
   domain: string
   automation: AutomationLevel
   verified: boolean
-  /** The hosted record's policy; null when the service does not host the domain's DMARC record. */
+  /**
+   * The record a change replaces (the hosted one, or the one at a connected DNS provider); null when
+   * the service can change neither.
+   */
   hosted: (PolicyLevel & { record: string }) | null
+  /** Why the record at a connected DNS provider cannot be used, when it cannot. */
+  unreadable?: string
   /** Whether `_dmarc.<domain>` is a CNAME to the hosted name; null when DNS could not tell. */
   pointed: boolean | null
   /** policyReadiness over the last 14 days, computed with the hosted policy. */
@@ -162,7 +167,9 @@ export function decideProgression(input: ProgressionInput): ProgressionDecision 
     return hold(input, [blocker], `Not yet: ${blocker}.`)
   }
   if (hosted === null) {
-    const blocker = `host the DMARC record of ${input.domain} first (POST /domains/${input.domain}/dmarc/host)`
+    const blocker =
+      input.unreadable ??
+      `host the DMARC record of ${input.domain} first (POST /domains/${input.domain}/dmarc/host), or connect the DNS provider that holds its zone`
     return hold(input, [blocker], `Not yet: ${blocker}.`)
   }
   const assisted = input.automation === 'assisted'

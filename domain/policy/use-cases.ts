@@ -1,20 +1,23 @@
 // DMARC policy progression (issue #6, contract §4): the view, the daily run (advance, propose,
-// roll back, or hold), approving a proposal and rolling back by hand. Every change goes through
-// the hosted record in one transaction with its history row, audit entry and `dmarc.progressed`
-// event (PolicyStore.apply). Rules: progression.ts; docs/policy-progression.md.
+// roll back, or hold), approving a proposal and rolling back by hand. A change goes through the
+// hosted record in one transaction with its history row, audit entry and `dmarc.progressed` event
+// (PolicyStore.apply); for a domain whose `_dmarc` TXT is on a connected DNS provider, the record is
+// first written through the provider (ZoneDmarc) and only a successful write is recorded.
+// Rules: progression.ts; docs/policy-progression.md.
 
-import {
-  describeLevel,
-  type HostedDmarcView,
-  hostedView,
-  type PolicyLevel,
-  withPolicy,
-} from '../dmarc/hosting.ts'
+import { describeLevel, type PolicyLevel, withPolicy } from '../dmarc/hosting.ts'
 import type { DmarcDomain } from '../dmarc/hosting-use-cases.ts'
 import { findDmarcDomain, requireVerifiedDomain } from '../dmarc/hosting-use-cases.ts'
+import type { Outcome } from '../dns-providers/use-cases.ts'
 import { dmarcProgressed } from '../events/event.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
-import { type Evaluation, evaluateProgression, HISTORY_LIMIT } from './evaluate.ts'
+import {
+  type Evaluation,
+  evaluateProgression,
+  HISTORY_LIMIT,
+  type RecordInForce,
+  recordInForce,
+} from './evaluate.ts'
 import type { NewPolicyChange, PolicyChange, ProgressionDeps, ProgressionWriteDeps } from './ports.ts'
 import type { ProgressionDecision } from './progression.ts'
 
@@ -38,10 +41,10 @@ export async function viewProgression(
 const samePolicy = (a: PolicyLevel, b: PolicyLevel) =>
   a.policy === b.policy && (a.pct ?? 100) === (b.pct ?? 100)
 
-/** The change a decision makes to the hosted record: only p (and pct) move, every other tag stays. */
+/** The change a decision makes to the record in force: only p (and pct) move, every other tag stays. */
 function changeOf(
   decision: ProgressionDecision,
-  hosted: HostedDmarcView,
+  hosted: RecordInForce,
   actor: string,
   at: Date,
 ): NewPolicyChange {
@@ -59,8 +62,8 @@ function changeOf(
 }
 
 /** The most recent applied change a rollback can undo: not a rollback, not undone, still in force. */
-export function undoable(evaluation: Pick<Evaluation, 'history' | 'hosted'>): PolicyChange | null {
-  const hosted = evaluation.hosted
+export function undoable(evaluation: Pick<Evaluation, 'history' | 'inForce'>): PolicyChange | null {
+  const hosted = evaluation.inForce
   if (hosted === null) return null
   const change = evaluation.history.find(
     (c) => c.status === 'applied' && c.kind !== 'rollback' && c.rolledBackAt === null,
@@ -76,16 +79,18 @@ export type RunOutcome =
   | 'held'
   | 'conflict'
   | 'skipped'
+  /** The write through the DNS provider failed: the previous record is in place; the job retries. */
+  | 'failed'
 
 /** The daily run for one domain (src/jobs/policy.ts). */
 export async function runProgression(
   deps: ProgressionDeps,
   input: { accountId: string; domainId: number },
-): Promise<{ outcome: RunOutcome; decision: ProgressionDecision | null }> {
+): Promise<{ outcome: RunOutcome; decision: ProgressionDecision | null; error?: string }> {
   const domain = await deps.store.domainById(input.accountId, input.domainId)
   if (domain === null) return { outcome: 'skipped', decision: null }
   const evaluation = await evaluateProgression(deps, { accountId: input.accountId, domain })
-  const { decision, hosted } = evaluation
+  const { decision, inForce: hosted } = evaluation
   const at = deps.now()
   if (decision.action === 'hold' || hosted === null) {
     // A proposal that no longer holds is withdrawn rather than left for approval.
@@ -96,10 +101,17 @@ export async function runProgression(
   if (decision.action === 'propose') {
     return { outcome: await deps.store.propose(input.accountId, domain.id, change), decision }
   }
+  const written = await writeThrough(deps, input.accountId, domain, hosted, change)
+  if (!written.ok) {
+    const { failure } = written
+    if (failure.code === 'validation_failed') return { outcome: 'conflict', decision, error: failure.message }
+    return { outcome: 'failed', decision, error: 'message' in failure ? failure.message : failure.code }
+  }
   const applied = await deps.store.apply(input.accountId, domain.id, {
     ...change,
     rollsBack: decision.kind === 'rollback' ? evaluation.lastChange?.id : undefined,
     event: dmarcProgressed(domain.name, change.from.policy, change.to.policy, change.reason, at),
+    through: hosted.home,
   })
   if (applied === 'conflict') return { outcome: 'conflict', decision }
   return { outcome: decision.kind === 'rollback' ? 'rolled_back' : 'advanced', decision }
@@ -118,7 +130,7 @@ export interface AppliedResult {
 export async function approveProposal(
   deps: ProgressionWriteDeps,
   input: { accountId: string; name: string; actor: string },
-): Promise<Result<AppliedResult>> {
+): Promise<Outcome<AppliedResult>> {
   const found = await findDmarcDomain(deps.store, input.accountId, input.name)
   if (!found.ok) return found
   const domain = found.value
@@ -129,7 +141,7 @@ export async function approveProposal(
     return invalid('proposal', `No DMARC policy change of ${domain.name} is waiting for approval.`)
   }
   const evaluation = await evaluateProgression(deps, { accountId: input.accountId, domain })
-  const { decision, hosted } = evaluation
+  const { decision, inForce: hosted } = evaluation
   const holds =
     hosted !== null &&
     hosted.record === pending.fromRecord &&
@@ -140,11 +152,9 @@ export async function approveProposal(
     await deps.store.withdraw(input.accountId, domain.id)
     return invalid('proposal', `The proposal no longer holds and was withdrawn: ${decision.reason}`)
   }
-  const allowed = await deps.dnsWrites(input.accountId)
-  if (!allowed.ok) return allowed
   const at = deps.now()
   const reason = `${pending.reason} Approved by ${input.actor}.`
-  return applyChange(deps, input.accountId, domain, {
+  return applyChange(deps, input.accountId, domain, hosted, {
     ...changeOf(decision, hosted, input.actor, at),
     reason,
     proposalId: pending.id,
@@ -156,26 +166,23 @@ export async function approveProposal(
 export async function rollbackPolicy(
   deps: ProgressionWriteDeps,
   input: { accountId: string; name: string; actor: string; reason?: string },
-): Promise<Result<AppliedResult>> {
+): Promise<Outcome<AppliedResult>> {
   const found = await findDmarcDomain(deps.store, input.accountId, input.name)
   if (!found.ok) return found
   const domain = found.value
   const verified = requireVerifiedDomain(domain)
   if (!verified.ok) return verified
-  const [stored, history] = await Promise.all([
-    deps.store.hosted(input.accountId, domain.id),
+  const [hosted, history] = await Promise.all([
+    recordInForce(deps, input.accountId, domain),
     deps.store.history(input.accountId, domain.id, HISTORY_LIMIT),
   ])
-  if (stored === null) return fail({ code: 'not_found', resource: 'hosted DMARC record' })
-  const hosted = hostedView(stored)
-  const change = undoable({ history, hosted })
+  if (hosted === null) return fail({ code: 'not_found', resource: 'hosted DMARC record' })
+  const change = undoable({ history, inForce: hosted })
   if (change === null) {
     return invalid('policy', `Nothing to roll back: no policy change of ${domain.name} is in force.`)
   }
-  const allowed = await deps.dnsWrites(input.accountId)
-  if (!allowed.ok) return allowed
   const why = input.reason?.trim() ? `: ${input.reason.trim()}` : ''
-  return applyChange(deps, input.accountId, domain, {
+  return applyChange(deps, input.accountId, domain, hosted, {
     kind: 'rollback',
     from: { policy: hosted.policy, pct: hosted.pct },
     to: change.from,
@@ -188,14 +195,44 @@ export async function rollbackPolicy(
   })
 }
 
+/**
+ * A change to a record at a connected DNS provider, written through it (one DNS write, read back,
+ * audited: docs/dns-providers.md "A write"); nothing to do for a hosted record, which the store
+ * replaces in the transaction recording the change.
+ */
+function writeThrough(
+  deps: ProgressionDeps,
+  accountId: string,
+  domain: DmarcDomain,
+  hosted: RecordInForce,
+  change: NewPolicyChange,
+): Promise<Outcome<unknown>> {
+  if (hosted.home === 'hosted') return Promise.resolve(ok(null))
+  if (deps.zoneDmarc === undefined) throw new Error('a provider record without the ZoneDmarc port')
+  return deps.zoneDmarc.write(accountId, domain.name, {
+    fromRecord: change.fromRecord,
+    toRecord: change.toRecord,
+    actor: change.actor,
+    reason: change.reason,
+  })
+}
+
 async function applyChange(
   deps: ProgressionWriteDeps,
   accountId: string,
   domain: DmarcDomain,
+  hosted: RecordInForce,
   change: NewPolicyChange & { proposalId?: number; rollsBack?: number },
-): Promise<Result<AppliedResult>> {
+): Promise<Outcome<AppliedResult>> {
+  // A provider write takes its DNS write from the limit itself (domain/policy/provider-record.ts).
+  if (hosted.home === 'hosted') {
+    const allowed = await deps.dnsWrites(accountId)
+    if (!allowed.ok) return allowed
+  }
+  const written = await writeThrough(deps, accountId, domain, hosted, change)
+  if (!written.ok) return written
   const event = dmarcProgressed(domain.name, change.from.policy, change.to.policy, change.reason, change.at)
-  const outcome = await deps.store.apply(accountId, domain.id, { ...change, event })
+  const outcome = await deps.store.apply(accountId, domain.id, { ...change, event, through: hosted.home })
   if (outcome === 'conflict') {
     return invalid('policy', `The hosted DMARC record of ${domain.name} changed meanwhile; try again.`)
   }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import type { QuarantineFacts, WebhookFacts } from '../../domain/alerts/rules/operations.ts'
+import type { FailingWrite, QuarantineFacts, WebhookFacts } from '../../domain/alerts/rules/operations.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
 // The figures of the operations alerts (is dmarcwatch itself still hearing and telling?): webhook
@@ -60,6 +60,29 @@ export function pgOperationsFacts(db: Db) {
         lastFailureAt: dateOrNull(row.last_failure_at),
         lastError: (row.last_error as string | null | undefined) ?? null,
       }
+    },
+
+    /**
+     * Record sets whose latest write through a DNS provider failed (dns_provider_writes: a write
+     * that was refused, or that the provider did not hold as sent).
+     */
+    async failingWrites(accountId: string): Promise<FailingWrite[]> {
+      const rows = rowsOf<Record<string, unknown>>(
+        await db.execute(sql`select * from (
+            select distinct on (name, type) domain_name, name, type, after, actor, error, status, created_at
+            from dns_provider_writes where account_id = ${accountId}
+            order by name, type, created_at desc, id desc
+          ) latest where status = 'failed' order by name, type`),
+      )
+      return rows.map((row) => ({
+        domain: String(row.domain_name),
+        name: String(row.name),
+        type: String(row.type),
+        values: ((row.after as { values?: string[] } | null)?.values ?? []).map(String),
+        actor: String(row.actor),
+        error: (row.error as string | null) ?? null,
+        at: toDate(row.created_at),
+      }))
     },
 
     /**

@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, gt, isNotNull, ne } from 'drizzle-orm'
+import { and, asc, desc, eq, exists, gt, isNotNull, ne, or } from 'drizzle-orm'
 import type { DmarcPolicy } from '../../domain/dmarc/record.ts'
 import type { AppliedChange, PolicyChange, PolicyStore } from '../../domain/policy/ports.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
+import { dnsProviderConnections } from '../db/schema/dns-providers.ts'
 import { domains } from '../db/schema/domains.ts'
 import { policyChanges } from '../db/schema/policy.ts'
 import { hostedRecords } from '../db/schema/spf.ts'
@@ -74,8 +75,10 @@ export function pgPolicyStore(db: Db, options: { zone: string }): PolicyStore {
       try {
         await db.transaction(async (transaction) => {
           const tx = transaction as unknown as Db
+          // A record on a connected DNS provider was written through it before (ZoneDmarc).
           const write = { domainId, record: change.toRecord, at: change.at, expected: change.fromRecord }
-          if ((await replaceHostedDmarc(tx, accountId, write)) === null) throw new Conflict()
+          if (change.through !== 'provider' && (await replaceHostedDmarc(tx, accountId, write)) === null)
+            throw new Conflict()
           const applied = {
             status: 'applied' as const,
             toPolicy: change.to.policy,
@@ -179,12 +182,23 @@ export function pgPolicyStore(db: Db, options: { zone: string }): PolicyStore {
       const rows = await db
         .select({ accountId: domains.accountId, domainId: domains.id, name: domains.name })
         .from(domains)
-        .innerJoin(
-          hostedRecords,
-          and(eq(hostedRecords.domainId, domains.id), eq(hostedRecords.kind, 'dmarc')),
-        )
+        .leftJoin(hostedRecords, and(eq(hostedRecords.domainId, domains.id), eq(hostedRecords.kind, 'dmarc')))
         .where(
-          and(gt(domains.id, afterId), isNotNull(domains.verifiedAt), ne(domains.automationLevel, 'manual')),
+          and(
+            gt(domains.id, afterId),
+            isNotNull(domains.verifiedAt),
+            ne(domains.automationLevel, 'manual'),
+            // Hosted, or its `_dmarc` TXT may be on a connected DNS provider (the run finds out).
+            or(
+              isNotNull(hostedRecords.domainId),
+              exists(
+                db
+                  .select({ id: dnsProviderConnections.id })
+                  .from(dnsProviderConnections)
+                  .where(eq(dnsProviderConnections.accountId, domains.accountId)),
+              ),
+            ),
+          ),
         )
         .orderBy(asc(domains.id))
         .limit(limit)

@@ -7,6 +7,8 @@ import {
 import { type AlertScope, reconcile } from '../../domain/alerts/lifecycle.ts'
 import { CHANGE_ALERT_TYPES, changeAlerts, changeScope } from '../../domain/alerts/rules/changes.ts'
 import {
+  DNS_WRITE_SCOPE,
+  dnsWriteAlerts,
   type NoReportsInput,
   noReportsAlerts,
   noReportsScope,
@@ -246,9 +248,10 @@ export async function evaluateAccount(deps: EvaluationDeps, accountId: string): 
   const stores = storesOf(deps)
   const { facts, operations } = stores
   const now = deps.now()
-  const [webhook, quarantine] = await Promise.all([
+  const [webhook, quarantine, failingWrites] = await Promise.all([
     operations.webhookFacts(accountId),
     operations.quarantine(accountId, now),
+    operations.failingWrites(accountId),
   ])
   const total = tally()
   add(
@@ -256,8 +259,8 @@ export async function evaluateAccount(deps: EvaluationDeps, accountId: string): 
     await apply(
       stores,
       { accountId, domainId: null },
-      [...webhookAlerts(webhook), ...quarantineAlerts(quarantine)],
-      { ...mergeScopes(WEBHOOK_SCOPE, QUARANTINE_SCOPE), domain: null },
+      [...webhookAlerts(webhook), ...quarantineAlerts(quarantine), ...dnsWriteAlerts(failingWrites)],
+      { ...mergeScopes(WEBHOOK_SCOPE, QUARANTINE_SCOPE, DNS_WRITE_SCOPE), domain: null },
       now,
     ),
   )

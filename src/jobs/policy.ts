@@ -5,6 +5,7 @@ import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { PROGRESS_DOMAIN, SCHEDULE_PROGRESSION, send } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
+import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
 import { progressionDeps } from '../wiring/policy-progression.ts'
 
 // DMARC policy progression (issue #6, docs/policy-progression.md). Once a day a cron job (run once
@@ -12,7 +13,9 @@ import { progressionDeps } from '../wiring/policy-progression.ts'
 // automation other than manual, and enqueues one job each; the per-domain job decides and acts:
 // automatic domains advance (or roll back) through the hosted record with a `dmarc.progressed`
 // event, assisted ones get a proposal to approve. A decision never depends on when in the day it
-// runs: readiness is over whole report days.
+// runs: readiness is over whole report days. A domain whose `_dmarc` TXT is on a connected DNS
+// provider has it written through the provider; a write that fails leaves the previous record in
+// place and fails the job, which pg-boss retries (docs/policy-progression.md).
 
 const BATCH = 500
 
@@ -22,10 +25,15 @@ export interface PolicyJobDeps {
   logger: Logger
   now: () => Date
   zone: string
+  /** Writes through connected DNS providers; without it only hosted records progress. */
+  providers?: Omit<ProviderWiring, 'database' | 'dns' | 'now'>
 }
 
+export class ProgressionWriteFailed extends Error {}
+
 export function policyJobs(boss: PgBoss, deps: PolicyJobDeps): JobHandler[] {
-  const progression = progressionDeps(deps)
+  const providers = deps.providers === undefined ? undefined : dnsProviderDeps({ ...deps, ...deps.providers })
+  const progression = progressionDeps({ ...deps, providers })
   return [
     handle(SCHEDULE_PROGRESSION, async () => {
       let after = 0
@@ -43,8 +51,13 @@ export function policyJobs(boss: PgBoss, deps: PolicyJobDeps): JobHandler[] {
     // and a record edited meanwhile is a conflict, not an error.
     handle(PROGRESS_DOMAIN, { batchSize: 4 }, async (jobs) => {
       for (const job of jobs) {
-        const { outcome, decision } = await runProgression(progression, job.data)
+        const { outcome, decision, error } = await runProgression(progression, job.data)
         const fields = { domainId: job.data.domainId, outcome, reason: decision?.reason ?? null }
+        if (outcome === 'failed') {
+          // The failed write is in dns_provider_writes (status failed): the alert rule reads it.
+          deps.logger.warn('DMARC policy progression: the DNS provider write failed', { ...fields, error })
+          throw new ProgressionWriteFailed(`domain ${job.data.domainId}: ${error}`)
+        }
         if (outcome === 'advanced' || outcome === 'rolled_back' || outcome === 'proposed')
           deps.logger.info('DMARC policy progression', fields)
         else deps.logger.debug('DMARC policy progression', fields)

@@ -150,6 +150,20 @@ const ProgressionModel = t.Object({
   verified: t.Boolean(),
   automation_level: t.UnionEnum(['manual', 'assisted', 'automatic']),
   hosted: t.Nullable(HostedModel),
+  record: t.Nullable(
+    t.Object(
+      {
+        home: t.UnionEnum(['hosted', 'provider']),
+        record: t.String(),
+        policy: Policy,
+        pct: t.Nullable(t.Integer()),
+      },
+      {
+        description:
+          'The record a change replaces: the hosted one, or the `_dmarc` TXT a connected DNS provider holds (docs/policy-progression.md); null when neither',
+      },
+    ),
+  ),
   pointed: t.Nullable(t.Boolean({ description: '_dmarc.<domain> is a CNAME to the hosted name' })),
   policy: t.UnionEnum(['none', 'quarantine', 'reject', 'missing']),
   readiness: ReadinessModel,
@@ -162,6 +176,10 @@ export const presentProgression = (v: ProgressionView) => ({
   verified: v.domain.verified,
   automation_level: v.domain.automationLevel,
   hosted: v.hosted === null ? null : presentHosted(v.hosted),
+  record:
+    v.inForce === null
+      ? null
+      : { home: v.inForce.home, record: v.inForce.record, policy: v.inForce.policy, pct: v.inForce.pct },
   pointed: v.pointed,
   policy: v.policy,
   readiness: presentReadiness(v.readiness),

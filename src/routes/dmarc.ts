@@ -15,6 +15,7 @@ import { item } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { DomainText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
+import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
 import { progressionDeps } from '../wiring/policy-progression.ts'
 import {
   DMARC_MODELS,
@@ -25,6 +26,8 @@ import {
   presentProgression,
   presentPublished,
 } from './dmarc-models.ts'
+import { ProviderErrorModel } from './dns-provider-models.ts'
+import { settle } from './provider-problems.ts'
 
 // Hosted DMARC records (issue #5) and DMARC policy progression (issue #6): docs/hosted-dns.md,
 // docs/policy-progression.md, docs/api.md. The domain is `:name` here as in every /domains route
@@ -38,6 +41,8 @@ export interface DmarcRouteDeps {
   now: () => Date
   counter: RateLimitCounter
   dnsWritesPerMinute: number
+  /** For domains whose `_dmarc` TXT is on a connected DNS provider (docs/policy-progression.md). */
+  providers: Pick<ProviderWiring, 'secrets' | 'verificationDns' | 'allowPrivate'>
   spf: Config['spf']
   /** The account's report address (compose.ts: `checks.reportAddress`), for default hosted records. */
   reportAddress: (accountId: string) => Promise<string>
@@ -58,7 +63,13 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
     dnsWrites,
   }
   const progression: ProgressionWriteDeps = {
-    ...progressionDeps({ database: deps.database, dns: deps.dns, now: deps.now, zone }),
+    ...progressionDeps({
+      database: deps.database,
+      dns: deps.dns,
+      now: deps.now,
+      zone,
+      providers: dnsProviderDeps({ ...deps, ...deps.providers }),
+    }),
     dnsWrites,
   }
 
@@ -66,6 +77,7 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
     .use(apiModels)
     .use(authPlugin(deps.auth))
     .model(DMARC_MODELS)
+    .model({ DnsProviderError: ProviderErrorModel })
     .get(
       '/:name/dmarc',
       async ({ principal, params }) => {
@@ -165,20 +177,20 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
     )
     .post(
       '/:name/dmarc/progression/approve',
-      async ({ principal, params }) => {
-        const result = unwrap(
+      async ({ principal, params, status }) => {
+        const done = settle(
           await approveProposal(progression, {
             accountId: principal.accountId,
             name: params.name,
             actor: principal.actor,
           }),
         )
-        return item(presentApplied(result))
+        return done.ok ? item(presentApplied(done.value)) : status(502, done.problem)
       },
       {
         auth: true,
         params: domainParams,
-        response: { 200: 'DmarcPolicyApplied', ...writeErrors },
+        response: { 200: 'DmarcPolicyApplied', ...writeErrors, 502: 'DnsProviderError' },
         detail: {
           summary: 'Approve the proposed policy change',
           description:
@@ -188,8 +200,8 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
     )
     .post(
       '/:name/dmarc/progression/rollback',
-      async ({ principal, params, body }) => {
-        const result = unwrap(
+      async ({ principal, params, body, status }) => {
+        const done = settle(
           await rollbackPolicy(progression, {
             accountId: principal.accountId,
             name: params.name,
@@ -197,14 +209,14 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
             reason: body?.reason,
           }),
         )
-        return item(presentApplied(result))
+        return done.ok ? item(presentApplied(done.value)) : status(502, done.problem)
       },
       {
         auth: true,
         params: domainParams,
         body: t.Optional(DMARC_MODELS.DmarcRollbackBody),
         parse: 'json',
-        response: { 200: 'DmarcPolicyApplied', ...writeErrors, 404: 'Error' },
+        response: { 200: 'DmarcPolicyApplied', ...writeErrors, 404: 'Error', 502: 'DnsProviderError' },
         detail: {
           summary: 'Roll the policy back to where the last change started',
           description:

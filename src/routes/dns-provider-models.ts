@@ -148,7 +148,7 @@ const ImportModel = t.Object({
   finished_at: t.Nullable(t.String({ format: 'date-time' })),
 })
 
-const ProviderErrorModel = t.Object(
+export const ProviderErrorModel = t.Object(
   {
     error: t.Literal('dns_provider_error'),
     message: t.String(),

@@ -178,6 +178,34 @@ export const AddSourceBody = t.Object({
 
 const data = <T extends Parameters<typeof t.Object>[0]>(value: T) => t.Object({ data: t.Object(value) })
 
+/** What a change did through a connected DNS provider (docs/spf-management.md). */
+const ProviderSyncModel = t.Nullable(
+  t.Object(
+    {
+      status: t.UnionEnum(['written', 'proposed', 'failed'], {
+        description:
+          'written: through the connected DNS provider (automatic); proposed: the diff only (assisted; POST /domains/{name}/spf/publish applies it for a managed domain); failed: the previous record is in place',
+      }),
+      write_id: t.Nullable(t.String({ format: 'uuid' })),
+      verified: t.Boolean({ description: 'read back from the provider and over DNS' }),
+      error: t.Nullable(t.String()),
+      before: t.Nullable(t.Array(t.String())),
+      after: t.Nullable(t.Array(t.String())),
+      diff: t.Nullable(
+        t.Object({
+          added: t.Array(t.String()),
+          removed: t.Array(t.String()),
+          ttl: t.Nullable(t.Object({ before: t.Nullable(t.Integer()), after: t.Nullable(t.Integer()) })),
+        }),
+      ),
+    },
+    {
+      description:
+        'What was done through a connected DNS provider holding the zone; null: none holds it, manual, or nothing to change',
+    },
+  ),
+)
+
 /** The route-level models, registered with `.model()` so OpenAPI names them. */
 export const SPF_MODELS = {
   SpfRecord: data({
@@ -193,6 +221,7 @@ export const SPF_MODELS = {
     changed: t.Boolean({ description: 'false: already active with these settings; nothing written' }),
     activated: t.Boolean({ description: 'true on the first activation (sends spf.activated)' }),
     management: ManagementModel,
+    provider: ProviderSyncModel,
   }),
   SpfSourceAdded: data({
     domain: t.String(),
@@ -202,6 +231,7 @@ export const SPF_MODELS = {
     managed: t.Boolean(),
     publish: PublishModel,
     management: t.Nullable(ManagementModel),
+    provider: ProviderSyncModel,
   }),
   SpfDetection: data({
     domain: t.String(),
@@ -210,6 +240,7 @@ export const SPF_MODELS = {
     applied: t.Boolean({ description: 'true: applied as a new version (automatic, managed domains)' }),
     proposals: t.Array(ProposalModel),
     management: t.Nullable(ManagementModel),
+    provider: ProviderSyncModel,
   }),
   SpfVersionList: t.Object({ data: t.Array(VersionModel), meta: PageMeta }),
   SpfRollback: t.Object({ version: Int4Id({ description: 'The version to restore' }) }),

@@ -1,8 +1,10 @@
 import type { Static } from '@sinclair/typebox'
 import type { UnwrapSchema } from 'elysia/types'
+import { diffSets } from '../../domain/dns-providers/writes.ts'
 import type { IncludeTreeNode, SpfAnalysis } from '../../domain/spf/analysis.ts'
 import type { ManagedView } from '../../domain/spf-management/managed-change.ts'
 import type { HostedRecords, ManagedSource } from '../../domain/spf-management/managed-record.ts'
+import type { ProviderSync } from '../../domain/spf-management/provider-sync.ts'
 import type { PublishedSpf } from '../../domain/spf-management/published-record.ts'
 import type { SourceProposal } from '../../domain/spf-management/source-detection.ts'
 import { sourceTerm } from '../../domain/spf-management/sources.ts'
@@ -129,5 +131,20 @@ export function presentVersion(entry: VersionEntry) {
     },
     served: presentRecords(entry.records),
     changes: presentDiff(entry.changes),
+  }
+}
+
+/** What add-to-spf did through a connected DNS provider (docs/spf-management.md). */
+export function presentProviderSync(sync: ProviderSync | null) {
+  if (sync === null) return null
+  const plan = sync.plan
+  return {
+    status: sync.status,
+    write_id: sync.status === 'proposed' ? null : sync.writeId,
+    verified: sync.status === 'written' ? sync.verified : false,
+    error: sync.status === 'failed' ? sync.error : null,
+    before: plan?.before?.values ?? null,
+    after: plan?.after.values ?? null,
+    diff: plan === null ? null : diffSets(plan.before, plan.after),
   }
 }

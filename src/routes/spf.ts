@@ -3,11 +3,12 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import { fail, type Result } from '../../domain/shared/result.ts'
 import {
-  addSourceToSpf,
-  DETECTION_DAYS,
-  detectSources,
-} from '../../domain/spf-management/source-use-cases.ts'
-import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
+  activateThroughProvider,
+  addSourceThroughProvider,
+  detectThroughProvider,
+} from '../../domain/spf-management/provider-sync.ts'
+import { DETECTION_DAYS } from '../../domain/spf-management/source-use-cases.ts'
+import { getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
@@ -16,11 +17,13 @@ import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { DomainText, IpText } from '../../plugins/input-schemas.ts'
 import type { Config } from '../config.ts'
+import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
 import { spfUseCaseDeps } from './spf-deps.ts'
 import { ActivateBody, AddSourceBody, SPF_MODELS } from './spf-models.ts'
 import {
   presentManagement,
   presentProposal,
+  presentProviderSync,
   presentPublish,
   presentPublished,
   presentSource,
@@ -39,6 +42,8 @@ export interface SpfRouteDeps {
   counter: RateLimitCounter
   dnsWritesPerMinute: number
   spf: Config['spf']
+  /** Domains whose zone is on a connected DNS provider get add-to-spf written through it. */
+  providers?: Pick<ProviderWiring, 'secrets' | 'verificationDns' | 'allowPrivate'>
 }
 
 /** Model errors name sources by index as `sources[3].network`; the API's fields are dotted. */
@@ -54,6 +59,7 @@ const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) 
 
 export function spfRoutes(deps: SpfRouteDeps) {
   const useCases = spfUseCaseDeps(deps)
+  const providers = deps.providers === undefined ? undefined : dnsProviderDeps({ ...deps, ...deps.providers })
   return new Elysia({ name: 'routes:spf', prefix: '/domains', detail: { tags: ['SPF'] } })
     .use(apiModels)
     .use(authPlugin(deps.auth))
@@ -86,20 +92,24 @@ export function spfRoutes(deps: SpfRouteDeps) {
       '/:name/spf/activate',
       async ({ principal, params, body }) => {
         const result = dotted(
-          await activate(useCases, {
-            accountId: principal.accountId,
-            name: params.name,
-            actor: principal.actor,
-            sources: body?.sources?.map(sourceOf),
-            all: body?.all,
-            flatten: body?.flatten,
-          }),
+          await activateThroughProvider(
+            { ...useCases, providers },
+            {
+              accountId: principal.accountId,
+              name: params.name,
+              actor: principal.actor,
+              sources: body?.sources?.map(sourceOf),
+              all: body?.all,
+              flatten: body?.flatten,
+            },
+          ),
         )
         return item({
           domain: result.domain,
           changed: result.changed,
           activated: result.activated,
           management: presentManagement(result.view)!,
+          provider: presentProviderSync(result.provider),
         })
       },
       {
@@ -119,11 +129,14 @@ export function spfRoutes(deps: SpfRouteDeps) {
       '/:name/spf/detect-sources',
       async ({ principal, params }) => {
         const result = unwrap(
-          await detectSources(useCases, {
-            accountId: principal.accountId,
-            name: params.name,
-            actor: principal.actor,
-          }),
+          await detectThroughProvider(
+            { ...useCases, providers },
+            {
+              accountId: principal.accountId,
+              name: params.name,
+              actor: principal.actor,
+            },
+          ),
         )
         return item({
           domain: result.domain,
@@ -132,6 +145,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
           applied: result.applied,
           proposals: result.proposals.map(presentProposal),
           management: presentManagement(result.managed),
+          provider: presentProviderSync(result.provider),
         })
       },
       {
@@ -149,14 +163,17 @@ export function spfRoutes(deps: SpfRouteDeps) {
       '/:name/sources/:source/add-to-spf',
       async ({ principal, params, body }) => {
         const result = dotted(
-          await addSourceToSpf(useCases, {
-            accountId: principal.accountId,
-            name: params.name,
-            ip: params.source,
-            include: body?.include,
-            network: body?.network,
-            actor: principal.actor,
-          }),
+          await addSourceThroughProvider(
+            { ...useCases, providers },
+            {
+              accountId: principal.accountId,
+              name: params.name,
+              ip: params.source,
+              include: body?.include,
+              network: body?.network,
+              actor: principal.actor,
+            },
+          ),
         )
         const { term: _term, ...source } = presentSource(result.source)
         return item({
@@ -167,6 +184,7 @@ export function spfRoutes(deps: SpfRouteDeps) {
           managed: result.managed !== null,
           publish: presentPublish(result.publish),
           management: presentManagement(result.managed),
+          provider: presentProviderSync(result.provider),
         })
       },
       {

@@ -1,5 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { PublishDeps } from '../../domain/dns-providers/publish.ts'
 import type { ProgressionDeps } from '../../domain/policy/ports.ts'
+import { providerDmarc } from '../../domain/policy/provider-record.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
 import {
@@ -18,6 +20,11 @@ export function progressionDeps(deps: {
   now: () => Date
   /** SPF_ZONE: the hosted DMARC records live under it. */
   zone: string
+  /**
+   * The DNS provider deps (src/wiring/dns-providers.ts): a domain whose zone is on a connected
+   * provider has its `_dmarc` TXT changed through it (docs/policy-progression.md).
+   */
+  providers?: PublishDeps
 }): ProgressionDeps {
   const db = deps.database.db
   return {
@@ -29,5 +36,6 @@ export function progressionDeps(deps: {
     },
     dns: deps.dns,
     now: deps.now,
+    ...(deps.providers === undefined ? {} : { zoneDmarc: providerDmarc(deps.providers) }),
   }
 }

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { DnsAnswer, DnsResolver } from '../../domain/dns/ports.ts'
 import { isSubdomainOrSelf } from '../../domain/spf/lookups.ts'
-import { rowsOf } from '../../infrastructure/db/database.ts'
+import { type Db, rowsOf } from '../../infrastructure/db/database.ts'
 import {
   type AuthoritativeResponder,
   startAuthoritativeResponder,
@@ -94,8 +94,6 @@ export async function startDmarcWorld(env: Record<string, string> = {}): Promise
   // No cache: the tests change DNS between requests.
   const app = buildApp({ ...t.runtime, dns: { ...world, stats: () => ({ hits: 0, misses: 0, size: 0 }) } })
   const db = t.db.database.db
-  const isoDay = (daysAgo: number) =>
-    new Date(t.clock.now.getTime() - daysAgo * DAY).toISOString().slice(0, 10)
 
   const self: DmarcWorld = {
     t,
@@ -133,34 +131,9 @@ export async function startDmarcWorld(env: Record<string, string> = {}): Promise
       if (answer.status !== 'ok') return []
       return answer.records.map((r) => (r.type === 'TXT' ? r.strings.join('') : ''))
     },
-    async seed(account, domainId, [oldest, newest], sources) {
-      for (let ago = oldest; ago >= newest; ago--) {
-        const day = isoDay(ago)
-        for (const s of sources) {
-          for (const [aligned, messages] of [
-            [true, s.pass],
-            [false, s.messages - s.pass],
-          ] as const) {
-            if (messages === 0) continue
-            await db.execute(sql`insert into daily_rollups (account_id, domain_id, day, source_ip, disposition,
-                dkim_aligned, spf_aligned, messages, reports)
-              values (${account.accountId}, ${domainId}, ${day}::date, ${s.ip}::inet, 'none', ${aligned},
-                ${aligned}, ${messages}, 1)`)
-          }
-        }
-        const messages = sources.reduce((sum, s) => sum + s.messages, 0)
-        const pass = sources.reduce((sum, s) => sum + s.pass, 0)
-        await db.execute(sql`insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass,
-            dkim_aligned, spf_aligned, disposition_none, disposition_quarantine, disposition_reject,
-            disposition_other, reports)
-          values (${account.accountId}, ${domainId}, ${day}::date, ${messages}, ${pass}, ${pass}, ${pass},
-            ${messages}, 0, 0, 0, 1)`)
-      }
-    },
-    async markLegitimate(domainId, ip) {
-      await db.execute(sql`insert into source_overrides (domain_id, source_ip, status, updated_at)
-        values (${domainId}, ${ip}::inet, 'legitimate', now())`)
-    },
+    seed: (account, domainId, range, sources) =>
+      seedReportDays(db, t.clock.now, account.accountId, domainId, range, sources),
+    markLegitimate: (domainId, ip) => markLegitimateSource(db, domainId, ip),
     async close() {
       await responder.close()
       await t.close()
@@ -168,4 +141,43 @@ export async function startDmarcWorld(env: Record<string, string> = {}): Promise
     },
   }
   return self
+}
+
+/** Daily rollups and totals for `daysAgo` (inclusive range, 0 = the day of `now`). */
+export async function seedReportDays(
+  db: Db,
+  now: Date,
+  accountId: string,
+  domainId: number,
+  [oldest, newest]: [number, number],
+  sources: SourceDay[],
+) {
+  const isoDay = (daysAgo: number) => new Date(now.getTime() - daysAgo * DAY).toISOString().slice(0, 10)
+  for (let ago = oldest; ago >= newest; ago--) {
+    const day = isoDay(ago)
+    for (const s of sources) {
+      for (const [aligned, messages] of [
+        [true, s.pass],
+        [false, s.messages - s.pass],
+      ] as const) {
+        if (messages === 0) continue
+        await db.execute(sql`insert into daily_rollups (account_id, domain_id, day, source_ip, disposition,
+            dkim_aligned, spf_aligned, messages, reports)
+          values (${accountId}, ${domainId}, ${day}::date, ${s.ip}::inet, 'none', ${aligned},
+            ${aligned}, ${messages}, 1)`)
+      }
+    }
+    const messages = sources.reduce((sum, s) => sum + s.messages, 0)
+    const pass = sources.reduce((sum, s) => sum + s.pass, 0)
+    await db.execute(sql`insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass,
+        dkim_aligned, spf_aligned, disposition_none, disposition_quarantine, disposition_reject,
+        disposition_other, reports)
+      values (${accountId}, ${domainId}, ${day}::date, ${messages}, ${pass}, ${pass}, ${pass},
+        ${messages}, 0, 0, 0, 1)`)
+  }
+}
+
+export async function markLegitimateSource(db: Db, domainId: number, ip: string) {
+  await db.execute(sql`insert into source_overrides (domain_id, source_ip, status, updated_at)
+    values (${domainId}, ${ip}::inet, 'legitimate', now())`)
 }

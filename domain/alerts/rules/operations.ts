@@ -10,6 +10,7 @@ export const OPERATIONS_ALERT_TYPES = [
   'no_reports',
   'webhook_delivery_failing',
   'ingest_quarantine_growing',
+  'dns_write_failing',
 ] as const satisfies readonly AlertType[]
 
 const HOUR_MS = 3_600_000
@@ -140,3 +141,45 @@ export function quarantineAlerts({ quarantined }: QuarantineFacts): AlertCandida
 /** Account-wide: both rules read complete counts, so each run evaluates its type. */
 export const WEBHOOK_SCOPE: RuleScope = { rulesEvaluated: ['webhook_delivery_failing'] }
 export const QUARANTINE_SCOPE: RuleScope = { rulesEvaluated: ['ingest_quarantine_growing'] }
+
+/** A record set whose latest write through a DNS provider failed (dns_provider_writes). */
+export interface FailingWrite {
+  domain: string
+  name: string
+  type: string
+  /** The record the write was to put there (the previous one is still in place). */
+  values: string[]
+  actor: string
+  error: string | null
+  at: Date
+}
+
+/**
+ * An automated change that could not be written (docs/policy-progression.md "Through a connected DNS
+ * provider"): the previous record is still in place and the job retries; the user should know, since
+ * a credential or permission problem does not heal itself. One alert per record set; it resolves
+ * when a later write of that set succeeds or it is rolled back.
+ */
+export function dnsWriteAlerts(failing: readonly FailingWrite[]): AlertCandidate[] {
+  return failing.map((write) => ({
+    type: 'dns_write_failing' as const,
+    subject: `${write.name}/${write.type}`,
+    severity: 'high' as const,
+    title: `The ${write.type} record at ${write.name} could not be written through the DNS provider`,
+    details: {
+      evidence: {
+        domain: write.domain,
+        name: write.name,
+        type: write.type,
+        values: write.values,
+        actor: write.actor,
+        error: write.error,
+        failedAt: write.at.toISOString(),
+      },
+      remedy:
+        'The previous record is still in place and the change is retried. Check the DNS provider connection (POST /dns-providers/authenticate again if its credentials changed) and the write log (GET /dns-providers/writes). This alert resolves after a successful write of the record.',
+    },
+  }))
+}
+
+export const DNS_WRITE_SCOPE: RuleScope = { rulesEvaluated: ['dns_write_failing'] }

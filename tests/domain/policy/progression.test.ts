@@ -115,6 +115,13 @@ describe('hold, with human reasons', () => {
     expect(decideProgression(input({ hosted: null })).reason).toContain(
       'host the DMARC record of example.com first',
     )
+    // A zone on a connected DNS provider that cannot be used says why, instead of "host it".
+    const unreadable = 'the DNS provider holds no single valid DMARC record at _dmarc.example.com'
+    expect(decideProgression(input({ hosted: null, unreadable }))).toMatchObject({
+      action: 'hold',
+      blockers: [unreadable],
+      reason: `Not yet: ${unreadable}.`,
+    })
   })
 
   test('legitimate sources failing are summed up: "2 legitimate sources still fail DKIM"', () => {

@@ -1,0 +1,160 @@
+// An SPF change for a domain whose zone is on a connected DNS provider (issue #19, part 2): the
+// record add-to-spf computes (the user's record with the new term, or with `include:<hosted>` for a
+// managed domain) is, at automation level `automatic`, written through the provider with the
+// ordinary write path (docs/dns-providers.md "A write": plan, DNS-write limit, apply, read back,
+// audit, rollback); at `assisted` it is planned only, the diff returned as a proposal; at `manual`
+// nothing is planned (the record to publish is the answer, as without a provider). A write that
+// fails leaves the previous record in place. docs/spf-management.md "Through a connected provider".
+
+import { type PublishDeps, settlePlan } from '../dns-providers/publish.ts'
+import { zoneFor } from '../dns-providers/use-cases.ts'
+import { DEFAULT_TTL, type Plan, planSet } from '../dns-providers/writes.ts'
+import type { AutomationLevel } from '../domains/domain.ts'
+import { ok, type Result } from '../shared/result.ts'
+import { isSpfRecord } from '../spf/record.ts'
+import type { SpfWriteDeps } from './managed-change.ts'
+import type { SpfStore } from './ports.ts'
+import {
+  type AddSourceInput,
+  type AddSourceResult,
+  addSourceToSpf,
+  type DetectResult,
+  detectSources,
+  type SourceDeps,
+} from './source-use-cases.ts'
+import { type ActivateInput, type ActivateResult, activate } from './use-cases.ts'
+import type { UserRecord } from './user-record.ts'
+
+export type ProviderSync =
+  /** Written and read back (`write.status` says whether DNS shows it yet). */
+  | { status: 'written'; plan: Plan; writeId: string; verified: boolean }
+  /** `assisted`: the change planned, not written; approving it is publishing it (spf/publish). */
+  | { status: 'proposed'; plan: Plan }
+  /** The write (or reading the provider) failed: the previous record is in place. */
+  | { status: 'failed'; plan: Plan | null; error: string; writeId: string | null }
+
+const messageOf = (failure: { code: string; message?: string }) => failure.message ?? failure.code
+
+/**
+ * Null when there is nothing to do through a provider: `manual`, no connected zone holds the
+ * domain, or the provider already holds the record.
+ */
+export async function syncSpfThroughProvider(
+  deps: PublishDeps,
+  input: {
+    accountId: string
+    domain: string
+    automation: AutomationLevel
+    record: string
+    actor: string
+    reason: string
+  },
+): Promise<ProviderSync | null> {
+  if (input.automation === 'manual') return null
+  const target = await zoneFor(deps, input.accountId, input.domain)
+  if (!target.ok) return { status: 'failed', plan: null, error: messageOf(target.failure), writeId: null }
+  if (target.value === null) return null
+  // The TXT set at the apex keeps its other values (site verifications); every SPF value is
+  // replaced by the one record (two would be a permerror, RFC 7208 §4.5).
+  const set = { name: input.domain, type: 'TXT', ttl: DEFAULT_TTL, values: [input.record] }
+  const planned = await planSet(target.value, input.domain, set, {
+    keep: (value) => !isSpfRecord(value),
+    keepTtl: true,
+  })
+  if (!planned.ok) return { status: 'failed', plan: null, error: messageOf(planned.failure), writeId: null }
+  const plan = planned.value
+  if (!plan.changed) return null
+  if (input.automation === 'assisted') return { status: 'proposed', plan }
+  const settled = await settlePlan(deps, plan, { ...input, dryRun: false })
+  if (!settled.ok) {
+    const failure = settled.failure
+    const writeId = 'writeId' in failure ? (failure.writeId ?? null) : null
+    return { status: 'failed', plan, error: messageOf(failure), writeId }
+  }
+  const write = settled.value.write!
+  if (write.status === 'failed') {
+    // Accepted, but the provider holds something else: the previous record goes back.
+    if (plan.before !== null) await target.value.provider.upsertRecordSet(target.value.zone, plan.before)
+    return { status: 'failed', plan, error: write.error ?? 'not kept by the provider', writeId: write.id }
+  }
+  return { status: 'written', plan, writeId: write.id, verified: write.status === 'verified' }
+}
+
+/**
+ * After an SPF change: the record the user publishes (`publish`) through a connected provider,
+ * according to the domain's automation level. Only a verified domain's DNS is written (contract
+ * §4), and only when its record changes; without provider deps nothing is done.
+ */
+async function publishAfterChange(
+  deps: { store: Pick<SpfStore, 'domain'>; providers?: PublishDeps },
+  input: { accountId: string; domain: string; publish: UserRecord; actor: string; reason: string },
+): Promise<ProviderSync | null> {
+  if (deps.providers === undefined || !input.publish.changed) return null
+  const found = await deps.store.domain(input.accountId, input.domain)
+  if (found === null || !found.verified) return null
+  return syncSpfThroughProvider(deps.providers, {
+    accountId: input.accountId,
+    domain: input.domain,
+    automation: found.automationLevel,
+    record: input.publish.record,
+    actor: input.actor,
+    reason: input.reason,
+  })
+}
+
+/** add-to-spf, then the user's record through a connected provider (publishAfterChange). */
+export async function addSourceThroughProvider(
+  deps: SourceDeps & { providers?: PublishDeps },
+  input: AddSourceInput,
+): Promise<Result<AddSourceResult & { provider: ProviderSync | null }>> {
+  const added = await addSourceToSpf(deps, input)
+  if (!added.ok) return added
+  const result = added.value
+  const provider = await publishAfterChange(deps, {
+    accountId: input.accountId,
+    domain: result.domain,
+    publish: result.publish,
+    actor: input.actor,
+    reason: `add-to-spf ${input.ip} (POST /domains/${result.domain}/sources/${input.ip}/add-to-spf)`,
+  })
+  return ok({ ...result, provider })
+}
+
+/** Activation, then the record including the hosted one through a connected provider. */
+export async function activateThroughProvider(
+  deps: SpfWriteDeps & { providers?: PublishDeps },
+  input: ActivateInput,
+): Promise<Result<ActivateResult & { provider: ProviderSync | null }>> {
+  const activated = await activate(deps, input)
+  if (!activated.ok) return activated
+  const result = activated.value
+  const provider = await publishAfterChange(deps, {
+    accountId: input.accountId,
+    domain: result.domain,
+    publish: result.view.publish,
+    actor: input.actor,
+    reason: `SPF management activated (POST /domains/${result.domain}/spf/activate)`,
+  })
+  return ok({ ...result, provider })
+}
+
+/** Detection, then (applied at `automatic`) the user's record through a connected provider. */
+export async function detectThroughProvider(
+  deps: SourceDeps & { providers?: PublishDeps },
+  input: Parameters<typeof detectSources>[1],
+): Promise<Result<DetectResult & { provider: ProviderSync | null }>> {
+  const detected = await detectSources(deps, input)
+  if (!detected.ok) return detected
+  const result = detected.value
+  const provider =
+    result.applied && result.managed !== null
+      ? await publishAfterChange(deps, {
+          accountId: input.accountId,
+          domain: result.domain,
+          publish: result.managed.publish,
+          actor: input.actor,
+          reason: `detected sources (POST /domains/${result.domain}/spf/detect-sources)`,
+        })
+      : null
+  return ok({ ...result, provider })
+}
