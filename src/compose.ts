@@ -1,7 +1,6 @@
 import { join } from 'node:path'
 import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
-import type { TokenStore } from '../domain/accounts/ports.ts'
 import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
 import { acceptMessage } from '../domain/ingest/accept.ts'
@@ -13,7 +12,6 @@ import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
 import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
 import type { Logger } from '../domain/shared/logger.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
-import { singleFlight } from '../domain/shared/single-flight.ts'
 import { cacheFound } from '../infrastructure/cache/found-cache.ts'
 import { keyFromFile, type SecretBox, secretBox } from '../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../infrastructure/db/database.ts'
@@ -22,18 +20,10 @@ import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns
 import { createDnsPacketResolver } from '../infrastructure/dns/dns-packet-resolver.ts'
 import { createMtaStsFetcher } from '../infrastructure/http/mta-sts-fetcher.ts'
 import { recordRequest } from '../infrastructure/metrics/instruments.ts'
-import { pgAccountStore } from '../infrastructure/repositories/pg-account-store.ts'
-import { pgDomainCheckStore } from '../infrastructure/repositories/pg-domain-check-store.ts'
-import { pgDomainStore } from '../infrastructure/repositories/pg-domain-store.ts'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
-import { pgEmbedKeyStore } from '../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgForensicTlsStore } from '../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../infrastructure/repositories/pg-ingest-message-store.ts'
-import { pgOrganizationStore } from '../infrastructure/repositories/pg-organization-store.ts'
-import { pgRateLimitCounter } from '../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { resolveReportDomain } from '../infrastructure/repositories/pg-report-domains.ts'
-import { pgReportReader } from '../infrastructure/repositories/pg-report-reader.ts'
-import { pgTokenStore } from '../infrastructure/repositories/pg-token-store.ts'
 import type { AuthDeps } from '../plugins/auth.ts'
 import { bodyLimit } from '../plugins/body-limit.ts'
 import { errorMapping, serverErrorOptions } from '../plugins/errors.ts'
@@ -42,6 +32,7 @@ import { requestLogging } from '../plugins/logging.ts'
 import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
+import { type Stores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
@@ -64,6 +55,8 @@ import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { type IngestNow, ingestNow } from './wiring/ingest-now.ts'
+
+export { stores }
 
 // The composition root: the one place that builds adapters and hands them to use cases and routes.
 
@@ -103,26 +96,6 @@ export function resolvers(config: Config, now: () => Date): Pick<Runtime, 'dns' 
 }
 
 export const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
-
-/** The API's token lookup: concurrent requests with one token share one query (single-flight.ts). */
-function sharedTokenLookups<T extends Pick<TokenStore, 'findForAuth'>>(store: T): T {
-  return { ...store, findForAuth: singleFlight(store.findForAuth) }
-}
-
-export function stores(database: Database) {
-  const db = database.db
-  return {
-    accounts: pgAccountStore(db),
-    tokens: sharedTokenLookups(pgTokenStore(db)),
-    domains: pgDomainStore(db),
-    organizations: pgOrganizationStore(db),
-    counter: pgRateLimitCounter(database.countersDb),
-    checks: pgDomainCheckStore(db),
-    embedKeys: pgEmbedKeyStore(db),
-    reports: pgReportReader(db),
-    forensicTls: pgForensicTlsStore(db),
-  }
-}
 
 export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
 
@@ -195,7 +168,7 @@ export function reportImport(
 }
 
 /** What posture checks need, for the API and the worker alike. */
-export function checkDeps(runtime: Runtime, s: ReturnType<typeof stores>): CheckDeps {
+export function checkDeps(runtime: Runtime, s: Stores): CheckDeps {
   const { config } = runtime
   return {
     dns: runtime.dns,
@@ -263,7 +236,7 @@ export function buildApp(runtime: Runtime) {
         spf: config.spf,
       }),
     )
-    .use(alertRoutes({ database, auth, now }))
+    .use(alertRoutes({ alerts: s.alerts, auth, now }))
     .use(
       dnsProviderRoutes({
         database,

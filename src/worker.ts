@@ -2,6 +2,7 @@ import type { PgBoss } from 'pg-boss'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
+import { alertEvaluationDeps } from './compose/alerts.ts'
 import { checkDeps, ingestJobDeps, intake, type Runtime, stores } from './compose.ts'
 import { alertJobs } from './jobs/alerts.ts'
 import { dnsProviderJobs } from './jobs/dns-providers.ts'
@@ -35,12 +36,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
         maxMessageBytes: config.ingestMaxMessageBytes,
       },
     ),
-    ...alertJobs(boss, {
-      database: runtime.database,
-      logger: runtime.logger,
-      now: runtime.now,
-      dns: runtime.dns,
-    }),
+    ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
     ...spfJobs({
       db: runtime.database.db,

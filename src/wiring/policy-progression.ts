@@ -2,11 +2,7 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { ProgressionDeps } from '../../domain/policy/ports.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { reportFigures } from '../compose/stores.ts'
 
 // Use-case deps built from the database, shared by the API routes and the jobs (docs/architecture.md,
 // "Where things go"): neither imports the other.
@@ -22,11 +18,7 @@ export function progressionDeps(deps: {
   const db = deps.database.db
   return {
     store: pgPolicyStore(db, { zone: deps.zone }),
-    figures: {
-      stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
-      overrides: (scope) => listOverrides(db, scope),
-      daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
-    },
+    figures: reportFigures(db),
     dns: deps.dns,
     now: deps.now,
   }

@@ -1,0 +1,60 @@
+import type { TokenStore } from '../../domain/accounts/ports.ts'
+import type { PolicyFigures } from '../../domain/policy/ports.ts'
+import { singleFlight } from '../../domain/shared/single-flight.ts'
+import type { Database, Db } from '../../infrastructure/db/database.ts'
+import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
+import { pgAlertFacts } from '../../infrastructure/repositories/pg-alert-facts.ts'
+import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
+import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
+import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
+import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
+import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
+import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
+import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
+import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import {
+  dailyVolumes,
+  listOverrides,
+  sourceStats,
+} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
+
+// The stores of a process, each built once from its database (docs/architecture.md, "The
+// composition root"). Routes, pages and jobs receive them (or use cases over them), never the
+// database.
+
+/** The API's token lookup: concurrent requests with one token share one query (single-flight.ts). */
+function sharedTokenLookups<T extends Pick<TokenStore, 'findForAuth'>>(store: T): T {
+  return { ...store, findForAuth: singleFlight(store.findForAuth) }
+}
+
+/** The daily rollups as policy progression and the report alerts read them. */
+export function reportFigures(db: Db): PolicyFigures {
+  return {
+    stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
+    overrides: (scope) => listOverrides(db, scope),
+    daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
+  }
+}
+
+export function stores(database: Database) {
+  const db = database.db
+  return {
+    accounts: pgAccountStore(db),
+    tokens: sharedTokenLookups(pgTokenStore(db)),
+    domains: pgDomainStore(db),
+    organizations: pgOrganizationStore(db),
+    counter: pgRateLimitCounter(database.countersDb),
+    checks: pgDomainCheckStore(db),
+    embedKeys: pgEmbedKeyStore(db),
+    reports: pgReportReader(db),
+    forensicTls: pgForensicTlsStore(db),
+    alerts: pgAlertStore(db),
+    alertFacts: pgAlertFacts(db),
+    operationsFacts: pgOperationsFacts(db),
+    figures: reportFigures(db),
+  }
+}
+
+export type Stores = ReturnType<typeof stores>
