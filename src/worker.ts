@@ -3,6 +3,7 @@ import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
+import { webhookJobDeps } from './compose/webhooks.ts'
 import { checkDeps, ingestJobDeps, intake, type Runtime, stores } from './compose.ts'
 import { alertJobs } from './jobs/alerts.ts'
 import { dnsProviderJobs } from './jobs/dns-providers.ts'
@@ -12,7 +13,7 @@ import { maintenanceJobs } from './jobs/maintenance.ts'
 import { policyJobs } from './jobs/policy.ts'
 import { postureJobs } from './jobs/posture.ts'
 import { spfJobs } from './jobs/spf.ts'
-import { webhookJobDeps, webhookJobs } from './jobs/webhooks.ts'
+import { webhookJobs } from './jobs/webhooks.ts'
 
 /**
  * Registers every queue, schedule and handler this process works on: one list of handlers, one per
@@ -23,7 +24,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   const s = stores(runtime.database)
   const { accept, messages } = intake(runtime)
   const { config } = runtime
-  const webhooks = webhookJobs(boss, webhookJobDeps(runtime))
+  const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
   const workers = await registerJobs(boss, [
     ...maintenanceJobs({ db: runtime.database.db, now: runtime.now }),
     ...ingestJobs(ingestJobDeps(runtime, messages)),
