@@ -8,7 +8,7 @@ import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
 import { ingestKeyOf } from '../domain/ingest/routing.ts'
 import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
-import { parseTlsRptReport } from '../domain/reports/tls-rpt.ts'
+import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
 import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
 import type { Logger } from '../domain/shared/logger.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
@@ -97,6 +97,10 @@ export function resolvers(config: Config, now: () => Date): Pick<Runtime, 'dns' 
 
 export const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
 
+/** The account's verified domain a report is about, looked up in the database. */
+const reportDomains = (database: Database) => (accountId: string, policyDomain: string) =>
+  resolveReportDomain(database.db, accountId, policyDomain)
+
 export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
 
 /** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
@@ -147,7 +151,6 @@ export function ingestJobDeps(
       maxCompressionRatio: 1000,
       maxParts: 1000,
     },
-    redactForensic: forensicTls.redactsForensic,
   }
 }
 
@@ -300,21 +303,11 @@ export function buildApp(runtime: Runtime) {
         maxMessageBytes: config.ingestMaxMessageBytes,
         reportAddress: checks.reportAddress,
         async storeTlsReport(accountId, json) {
-          const parsed = parseTlsRptReport(json)
-          if (!parsed.ok) return { ok: false, code: parsed.error.code, message: parsed.error.message }
-          const domain = await resolveReportDomain(
-            database.db,
-            accountId,
-            parsed.report.policies[0]?.policyDomain ?? '',
-          )
-          if (!domain.ok) return { ok: false, ...domain.reason }
-          const stored = await s.forensicTls.insertTls({
-            accountId,
-            domainId: domain.domainId,
-            messageId: null,
-            report: parsed.report,
-          })
-          return { ok: true, ...stored }
+          const deps = { reports: s.forensicTls, resolveDomain: reportDomains(database) }
+          const stored = await storeTlsReport(deps, { accountId, messageId: null, json })
+          return stored.ok
+            ? { ok: true, status: stored.status, id: stored.id }
+            : { ok: false, ...stored.reason }
         },
       }),
     )
