@@ -32,7 +32,7 @@ import { requestLogging } from '../plugins/logging.ts'
 import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
-import { type Stores, stores } from './compose/stores.ts'
+import { processStores, type Stores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
@@ -205,7 +205,7 @@ function policies(config: Config): AuthDeps['policies'] {
 
 export function buildApp(runtime: Runtime) {
   const { config, database, logger, now, random } = runtime
-  const s = stores(database)
+  const s = processStores(runtime)
   const checks = checkDeps(runtime, s)
   const intakeDeps = intake(runtime)
   const importReport = reportImport(runtime)
@@ -271,11 +271,10 @@ export function buildApp(runtime: Runtime) {
     )
     .use(
       webhookRoutes({
-        database,
+        webhooks: s.webhooks,
         auth,
         now,
         random,
-        secrets: runtime.secrets,
         dns: runtime.dns,
         allowPrivate: config.webhookAllowPrivate,
       }),

@@ -1,6 +1,8 @@
+import type { PgBoss } from 'pg-boss'
 import type { TokenStore } from '../../domain/accounts/ports.ts'
 import type { PolicyFigures } from '../../domain/policy/ports.ts'
 import { singleFlight } from '../../domain/shared/single-flight.ts'
+import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database, Db } from '../../infrastructure/db/database.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { pgAlertFacts } from '../../infrastructure/repositories/pg-alert-facts.ts'
@@ -19,6 +21,7 @@ import {
   sourceStats,
 } from '../../infrastructure/repositories/pg-source-stats.ts'
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
+import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
 
 // The stores of a process, each built once from its database (docs/architecture.md, "The
 // composition root"). Routes, pages and jobs receive them (or use cases over them), never the
@@ -58,3 +61,22 @@ export function stores(database: Database) {
 }
 
 export type Stores = ReturnType<typeof stores>
+
+/** What a process's stores need besides the database: the secret box, the queue, SPF_ZONE. */
+export interface StoreRuntime {
+  database: Database
+  secrets: SecretBox
+  /** The job queue the stores enqueue with (in the transaction that writes the row). */
+  boss: PgBoss | null
+}
+
+/** Every store of a serving process: the database's, and those that seal secrets or enqueue. */
+export function processStores(runtime: StoreRuntime) {
+  const db = runtime.database.db
+  return {
+    ...stores(runtime.database),
+    webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
+  }
+}
+
+export type ProcessStores = ReturnType<typeof processStores>
