@@ -7,7 +7,7 @@ import { acceptMessage } from '../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
 import { ingestKeyOf } from '../domain/ingest/routing.ts'
 import type { CheckDeps } from '../domain/posture/check-domain.ts'
-import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
+import type { RateLimitCounter, RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
 import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
 import type { Logger } from '../domain/shared/logger.ts'
@@ -54,6 +54,7 @@ import { reportRoutes } from './routes/reports.ts'
 import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
+import { dnsProviderDeps, type ProviderDeps } from './wiring/dns-providers.ts'
 import { type IngestNow, ingestNow } from './wiring/ingest-now.ts'
 
 export { stores }
@@ -195,6 +196,25 @@ export function verificationDeps(runtime: Pick<Runtime, 'verificationDns'>, chec
   }
 }
 
+/** The DNS provider use cases' deps, for the API, the dashboard and the import job alike. */
+export function providerDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'secrets' | 'dns' | 'verificationDns' | 'now' | 'boss'>,
+  counter: RateLimitCounter,
+): ProviderDeps {
+  const { config } = runtime
+  return dnsProviderDeps({
+    database: runtime.database,
+    secrets: runtime.secrets,
+    dns: runtime.dns,
+    verificationDns: runtime.verificationDns,
+    allowPrivate: config.webhookAllowPrivate,
+    now: runtime.now,
+    counter,
+    dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+    boss: runtime.boss,
+  })
+}
+
 function policies(config: Config): AuthDeps['policies'] {
   const minute = (scope: string, limit: number): RateLimitPolicy => ({ scope, limit, windowSeconds: 60 })
   return {
@@ -209,6 +229,7 @@ export function buildApp(runtime: Runtime) {
   const checks = checkDeps(runtime, s)
   const intakeDeps = intake(runtime)
   const importReport = reportImport(runtime)
+  const providers = providerDeps(runtime, s.counter)
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -240,33 +261,13 @@ export function buildApp(runtime: Runtime) {
       }),
     )
     .use(alertRoutes({ alerts: s.alerts, auth, now }))
-    .use(
-      dnsProviderRoutes({
-        database,
-        boss: runtime.boss,
-        verificationDns: runtime.verificationDns,
-        auth,
-        now,
-        random,
-        secrets: runtime.secrets,
-        dns: runtime.dns,
-        counter: s.counter,
-        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
-        allowPrivate: config.webhookAllowPrivate,
-      }),
-    )
+    .use(dnsProviderRoutes({ providers, auth, now }))
     .use(
       providerPublishRoutes({
-        database,
+        providers,
+        spf: { store: s.spf, zone: config.spf.zone },
+        hosting: s.dmarcHosting,
         auth,
-        now,
-        secrets: runtime.secrets,
-        dns: runtime.dns,
-        verificationDns: runtime.verificationDns,
-        counter: s.counter,
-        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
-        allowPrivate: config.webhookAllowPrivate,
-        spf: config.spf,
       }),
     )
     .use(
@@ -364,6 +365,7 @@ export function buildApp(runtime: Runtime) {
         messages: intakeDeps.messages,
         forensicTls: s.forensicTls,
         importReport,
+        providers,
       }),
     )
   routes.load(app.routes)

@@ -4,7 +4,7 @@ import { registerJobs } from '../infrastructure/queue/handlers.ts'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
-import { checkDeps, ingestJobDeps, intake, type Runtime, stores } from './compose.ts'
+import { checkDeps, ingestJobDeps, intake, providerDeps, type Runtime, stores } from './compose.ts'
 import { alertJobs } from './jobs/alerts.ts'
 import { dnsProviderJobs } from './jobs/dns-providers.ts'
 import { ingestJobs } from './jobs/ingest.ts'
@@ -48,15 +48,12 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       reflattenHours: config.spf.reflattenHours,
     }),
     ...dnsProviderJobs(boss, {
-      database: runtime.database,
-      verificationDns: runtime.verificationDns,
-      dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+      // This process's queue: an import's next step is enqueued with its row.
+      providers: providerDeps({ ...runtime, boss }, s.counter),
+      verifications: pgDomainVerifications(runtime.database.db, boss),
       random: runtime.random,
       logger: runtime.logger,
       now: runtime.now,
-      secrets: runtime.secrets,
-      dns: runtime.dns,
-      allowPrivate: config.webhookAllowPrivate,
     }),
     ...policyJobs(boss, {
       database: runtime.database,

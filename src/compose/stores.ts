@@ -7,6 +7,7 @@ import type { Database, Db } from '../../infrastructure/db/database.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { pgAlertFacts } from '../../infrastructure/repositories/pg-alert-facts.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
+import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
 import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
@@ -20,6 +21,7 @@ import {
   listOverrides,
   sourceStats,
 } from '../../infrastructure/repositories/pg-source-stats.ts'
+import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
 import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
 
@@ -68,6 +70,8 @@ export interface StoreRuntime {
   secrets: SecretBox
   /** The job queue the stores enqueue with (in the transaction that writes the row). */
   boss: PgBoss | null
+  /** SPF_ZONE: the hosted SPF and DMARC records live under it. */
+  config: { spf: { zone: string } }
 }
 
 /** Every store of a serving process: the database's, and those that seal secrets or enqueue. */
@@ -76,6 +80,8 @@ export function processStores(runtime: StoreRuntime) {
   return {
     ...stores(runtime.database),
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
+    spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),
+    dmarcHosting: pgDmarcHosting(db, { zone: runtime.config.spf.zone }),
   }
 }
 

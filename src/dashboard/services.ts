@@ -25,6 +25,7 @@ import { pgSessionStore } from '../../infrastructure/repositories/pg-session-sto
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
 import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
 import type { Config } from '../config.ts'
+import type { ProviderDeps } from '../wiring/dns-providers.ts'
 import type { IngestNow } from '../wiring/ingest-now.ts'
 
 // What the dashboard's pages need, built once from the deps the composition root hands over.
@@ -56,6 +57,8 @@ export interface DashboardDeps {
   forensicTls?: ReturnType<typeof pgForensicTlsStore>
   /** Intake with the outcome, for the report upload (POST /api/v1/ingest/reports's). */
   importReport?: IngestNow
+  /** The DNS provider use cases' deps (connections, imports, writes). */
+  providers: ProviderDeps
 }
 
 /** argon2id through Bun.password (contract §5), with Bun's default cost (64 MiB, 2 passes). */

@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
 import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
@@ -5,14 +6,15 @@ import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { providerOpener, providerRegistry } from '../../infrastructure/dns-providers/registry.ts'
-import { pgConnectionStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
+import { pgConnectionStore, pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-writes.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 
-// Use-case deps built from the database, shared by the API routes, the dashboard and the import job
-// (docs/architecture.md, "Where things go"): neither imports the other.
+// The DNS provider use cases' deps, built once per process by the composition root (src/compose.ts,
+// src/worker.ts) and handed to the API routes, the dashboard and the import job (docs/architecture.md,
+// "Where things go"), which never build them.
 
 /** What the DNS provider use cases need, built once per process (the API and the worker alike). */
 export interface ProviderWiring {
@@ -26,6 +28,8 @@ export interface ProviderWiring {
   dnsWritesPerMinute?: number
   /** DNS read-back after a write: attempts × interval (default 20 × 250 ms). */
   readBack?: WriteDeps['readBack']
+  /** The job queue: an import enqueues its job with its row (null where no queue runs). */
+  boss: PgBoss | null
 }
 
 export function dnsProviderDeps(wiring: ProviderWiring) {
@@ -35,6 +39,7 @@ export function dnsProviderDeps(wiring: ProviderWiring) {
   const counter = wiring.counter ?? pgRateLimitCounter(wiring.database.countersDb)
   return {
     connections,
+    imports: pgImportStore(db, { boss: wiring.boss }),
     build: registry.build,
     open: providerOpener(registry, connections.secretOf),
     writes: pgWriteStore(db),
@@ -48,3 +53,5 @@ export function dnsProviderDeps(wiring: ProviderWiring) {
     dnsWrites: dnsWriteGate({ counter, perMinute: wiring.dnsWritesPerMinute ?? 10, now: wiring.now }),
   }
 }
+
+export type ProviderDeps = ReturnType<typeof dnsProviderDeps>
