@@ -7,6 +7,7 @@ import { acceptMessage } from '../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
 import { ingestKeyOf } from '../domain/ingest/routing.ts'
 import type { CheckDeps } from '../domain/posture/check-domain.ts'
+import { dnsWriteGate } from '../domain/rate-limits/dns-writes.ts'
 import type { RateLimitCounter, RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
 import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
@@ -32,6 +33,7 @@ import { requestLogging } from '../plugins/logging.ts'
 import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
+import { progressionDeps } from './compose/policy.ts'
 import { processStores, type Stores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
@@ -230,6 +232,12 @@ export function buildApp(runtime: Runtime) {
   const intakeDeps = intake(runtime)
   const importReport = reportImport(runtime)
   const providers = providerDeps(runtime, s.counter)
+  // One DNS write gate for hosted DMARC, SPF management and provider writes (scope `dns_writes`).
+  const dnsWrites = dnsWriteGate({
+    counter: s.counter,
+    perMinute: config.rateLimits.dnsWritesPerMinute,
+    now,
+  })
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -249,15 +257,16 @@ export function buildApp(runtime: Runtime) {
     .use(sourceRoutes({ database, reports: s.reports, auth, dns: runtime.dns, now }))
     .use(
       dmarcRoutes({
-        database,
-        reportAddress: checks.reportAddress,
+        hosting: {
+          store: s.dmarcHosting,
+          dns: runtime.dns,
+          now,
+          reportAddress: checks.reportAddress,
+          dnsWrites,
+        },
+        progression: { ...progressionDeps(s, runtime), dnsWrites },
         reports: s.reports,
         auth,
-        dns: runtime.dns,
-        now,
-        counter: s.counter,
-        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
-        spf: config.spf,
       }),
     )
     .use(alertRoutes({ alerts: s.alerts, auth, now }))

@@ -3,8 +3,10 @@ import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
+import { progressionDeps } from './compose/policy.ts'
+import { processStores } from './compose/stores.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
-import { checkDeps, ingestJobDeps, intake, providerDeps, type Runtime, stores } from './compose.ts'
+import { checkDeps, ingestJobDeps, intake, providerDeps, type Runtime } from './compose.ts'
 import { alertJobs } from './jobs/alerts.ts'
 import { dnsProviderJobs } from './jobs/dns-providers.ts'
 import { ingestJobs } from './jobs/ingest.ts'
@@ -21,7 +23,8 @@ import { webhookJobs } from './jobs/webhooks.ts'
  */
 export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void> {
   await createQueues(boss)
-  const s = stores(runtime.database)
+  // This process's queue: stores that enqueue (imports, verifications) use it.
+  const s = processStores({ ...runtime, boss })
   const { accept, messages } = intake(runtime)
   const { config } = runtime
   const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
@@ -55,13 +58,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       logger: runtime.logger,
       now: runtime.now,
     }),
-    ...policyJobs(boss, {
-      database: runtime.database,
-      dns: runtime.dns,
-      logger: runtime.logger,
-      now: runtime.now,
-      zone: config.spf.zone,
-    }),
+    ...policyJobs(boss, { progression: progressionDeps(s, runtime), logger: runtime.logger }),
     ...postureJobs(boss, {
       // This process's queue, so a verification re-queues the reports that waited for it at once.
       ...checkDeps({ ...runtime, boss }, s),

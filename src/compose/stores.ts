@@ -14,6 +14,7 @@ import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
+import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import {
@@ -82,6 +83,7 @@ export function processStores(runtime: StoreRuntime) {
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),
     dmarcHosting: pgDmarcHosting(db, { zone: runtime.config.spf.zone }),
+    policy: pgPolicyStore(db, { zone: runtime.config.spf.zone }),
   }
 }
 
