@@ -34,6 +34,7 @@ import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import { progressionDeps } from './compose/policy.ts'
+import { spfUseCaseDeps } from './compose/spf.ts'
 import { processStores, type Stores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
@@ -232,12 +233,13 @@ export function buildApp(runtime: Runtime) {
   const intakeDeps = intake(runtime)
   const importReport = reportImport(runtime)
   const providers = providerDeps(runtime, s.counter)
-  // One DNS write gate for hosted DMARC, SPF management and provider writes (scope `dns_writes`).
+  // One DNS write gate for hosted DMARC and SPF management (provider writes count in the same scope).
   const dnsWrites = dnsWriteGate({
     counter: s.counter,
     perMinute: config.rateLimits.dnsWritesPerMinute,
     now,
   })
+  const spf = spfUseCaseDeps(s, runtime, dnsWrites)
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -289,18 +291,7 @@ export function buildApp(runtime: Runtime) {
         allowPrivate: config.webhookAllowPrivate,
       }),
     )
-    .use(
-      spfRoutes({
-        database,
-        reports: s.reports,
-        auth,
-        dns: runtime.dns,
-        now,
-        counter: s.counter,
-        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
-        spf: config.spf,
-      }),
-    )
+    .use(spfRoutes({ spf, reports: s.reports, auth }))
     .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))
     .use(ingestReportRoutes({ importReport, auth, maxMessageBytes: config.ingestMaxMessageBytes }))
     .use(
@@ -375,6 +366,7 @@ export function buildApp(runtime: Runtime) {
         forensicTls: s.forensicTls,
         importReport,
         providers,
+        spf,
       }),
     )
   routes.load(app.routes)

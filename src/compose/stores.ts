@@ -22,6 +22,7 @@ import {
   listOverrides,
   sourceStats,
 } from '../../infrastructure/repositories/pg-source-stats.ts'
+import { pgSpfSourceActivity } from '../../infrastructure/repositories/pg-spf-source-activity.ts'
 import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
 import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
@@ -82,6 +83,7 @@ export function processStores(runtime: StoreRuntime) {
     ...stores(runtime.database),
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),
+    spfActivity: pgSpfSourceActivity(db),
     dmarcHosting: pgDmarcHosting(db, { zone: runtime.config.spf.zone }),
     policy: pgPolicyStore(db, { zone: runtime.config.spf.zone }),
   }
