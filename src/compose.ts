@@ -256,7 +256,7 @@ export function buildApp(runtime: Runtime) {
     )
     .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
     .use(reportRoutes({ reports: s.reports, auth, now }))
-    .use(sourceRoutes({ database, reports: s.reports, auth, dns: runtime.dns, now }))
+    .use(sourceRoutes({ figures: s.figures, reports: s.reports, auth, dns: runtime.dns, now }))
     .use(
       dmarcRoutes({
         hosting: {
@@ -367,6 +367,7 @@ export function buildApp(runtime: Runtime) {
         importReport,
         providers,
         spf,
+        figures: s.figures,
       }),
     )
   routes.load(app.routes)

@@ -1,9 +1,8 @@
 import type { PgBoss } from 'pg-boss'
 import type { TokenStore } from '../../domain/accounts/ports.ts'
-import type { PolicyFigures } from '../../domain/policy/ports.ts'
 import { singleFlight } from '../../domain/shared/single-flight.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
-import type { Database, Db } from '../../infrastructure/db/database.ts'
+import type { Database } from '../../infrastructure/db/database.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { pgAlertFacts } from '../../infrastructure/repositories/pg-alert-facts.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
@@ -17,11 +16,7 @@ import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organi
 import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
+import { pgSourceFigures } from '../../infrastructure/repositories/pg-source-stats.ts'
 import { pgSpfSourceActivity } from '../../infrastructure/repositories/pg-spf-source-activity.ts'
 import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
@@ -34,15 +29,6 @@ import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-sto
 /** The API's token lookup: concurrent requests with one token share one query (single-flight.ts). */
 function sharedTokenLookups<T extends Pick<TokenStore, 'findForAuth'>>(store: T): T {
   return { ...store, findForAuth: singleFlight(store.findForAuth) }
-}
-
-/** The daily rollups as policy progression and the report alerts read them. */
-export function reportFigures(db: Db): PolicyFigures {
-  return {
-    stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
-    overrides: (scope) => listOverrides(db, scope),
-    daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
-  }
 }
 
 export function stores(database: Database) {
@@ -60,7 +46,7 @@ export function stores(database: Database) {
     alerts: pgAlertStore(db),
     alertFacts: pgAlertFacts(db),
     operationsFacts: pgOperationsFacts(db),
-    figures: reportFigures(db),
+    figures: pgSourceFigures(db),
   }
 }
 

@@ -5,6 +5,7 @@ import type { CheckDeps } from '../../domain/posture/check-domain.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
+import type { SourceFigures } from '../../domain/sources/ports.ts'
 import type { SourceDeps as SpfSourceDeps } from '../../domain/spf-management/source-use-cases.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
@@ -62,6 +63,8 @@ export interface DashboardDeps {
   providers: ProviderDeps
   /** The SPF management use cases' deps, shared with the API. */
   spf: SpfSourceDeps
+  /** The report figures (sources, overrides, daily volumes). */
+  figures: SourceFigures
 }
 
 /** argon2id through Bun.password (contract §5), with Bun's default cost (64 MiB, 2 passes). */
