@@ -14,12 +14,14 @@ import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
 import type { Logger } from '../domain/shared/logger.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
 import { cacheFound } from '../infrastructure/cache/found-cache.ts'
+import { bunPasswords } from '../infrastructure/crypto/passwords.ts'
 import { keyFromFile, type SecretBox, secretBox } from '../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
 import { createDnsPacketResolver } from '../infrastructure/dns/dns-packet-resolver.ts'
 import { createMtaStsFetcher } from '../infrastructure/http/mta-sts-fetcher.ts'
+import { createMailSender } from '../infrastructure/mail/mail-sender.ts'
 import { recordRequest } from '../infrastructure/metrics/instruments.ts'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
 import { pgForensicTlsStore } from '../infrastructure/repositories/pg-forensic-tls-store.ts'
@@ -351,23 +353,22 @@ export function buildApp(runtime: Runtime) {
     .use(
       dashboardRoutes({
         config,
-        database,
+        stores: s,
         logger,
         now,
         random,
-        counter: s.counter,
         checks,
         verificationDns: runtime.verificationDns,
+        mailer: createMailSender({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, logger }),
+        passwords: bunPasswords(),
         secrets: runtime.secrets,
         dns: runtime.dns,
         allowPrivate: config.webhookAllowPrivate,
         boss: runtime.boss,
         messages: intakeDeps.messages,
-        forensicTls: s.forensicTls,
         importReport,
         providers,
         spf,
-        figures: s.figures,
       }),
     )
   routes.load(app.routes)

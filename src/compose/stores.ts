@@ -6,16 +6,24 @@ import type { Database } from '../../infrastructure/db/database.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
 import { pgAlertFacts } from '../../infrastructure/repositories/pg-alert-facts.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
+import {
+  pgCredentialStore,
+  pgPasswordResetStore,
+} from '../../infrastructure/repositories/pg-credential-store.ts'
 import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
 import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
+import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
+import { pgInvitationStore, pgMemberStore } from '../../infrastructure/repositories/pg-member-store.ts'
+import { pgOAuthIdentityStore } from '../../infrastructure/repositories/pg-oauth-identity-store.ts'
 import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
 import { pgSourceFigures } from '../../infrastructure/repositories/pg-source-stats.ts'
 import { pgSpfSourceActivity } from '../../infrastructure/repositories/pg-spf-source-activity.ts'
 import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
@@ -47,6 +55,13 @@ export function stores(database: Database) {
     alertFacts: pgAlertFacts(db),
     operationsFacts: pgOperationsFacts(db),
     figures: pgSourceFigures(db),
+    sessions: pgSessionStore(db),
+    credentials: pgCredentialStore(db),
+    resets: pgPasswordResetStore(db),
+    links: pgLoginLinkStore(db),
+    members: pgMemberStore(db),
+    invitations: pgInvitationStore(db),
+    oauthIdentities: pgOAuthIdentityStore(db),
   }
 }
 

@@ -48,7 +48,7 @@ function defaultPeriod(now: Date): Period {
  */
 function sourceReader(s: DashboardServices) {
   const { figures } = s
-  const dns = s.dns ?? s.checks.dns
+  const { dns } = s
   return async (
     scope: { accountId: string; domainId: number; name: string },
     period: Period,
