@@ -2,7 +2,9 @@ import type { PgBoss } from 'pg-boss'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
 import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
+import { reflattenManagedRecords } from '../infrastructure/repositories/pg-spf-store.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
+import { housekeeping } from './compose/maintenance.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { processStores } from './compose/stores.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
@@ -29,7 +31,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   const { config } = runtime
   const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
   const workers = await registerJobs(boss, [
-    ...maintenanceJobs({ db: runtime.database.db, now: runtime.now }),
+    ...maintenanceJobs({ housekeeping: housekeeping(runtime.database.db), now: runtime.now }),
     ...ingestJobs(ingestJobDeps(runtime, messages)),
     ...mailboxJobs(
       { accept, logger: runtime.logger },
@@ -43,11 +45,12 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
     ...spfJobs({
-      db: runtime.database.db,
-      dns: runtime.dns,
-      now: runtime.now,
+      reflatten: (input) =>
+        reflattenManagedRecords(
+          { db: runtime.database.db, dns: runtime.dns, now: runtime.now, zone: config.spf.zone },
+          input,
+        ),
       logger: runtime.logger,
-      zone: config.spf.zone,
       reflattenHours: config.spf.reflattenHours,
     }),
     ...dnsProviderJobs(boss, {
