@@ -9,14 +9,8 @@ import type { AlertSeverity, AlertType } from './alert.ts'
 import type { OpenAlert, ReconcilePlan, ResolveReason } from './lifecycle.ts'
 import type { QuarantineFacts, WebhookFacts } from './rules/operations.ts'
 
-export interface StoredAlert {
-  alertId: string
-  /** The domain name; null for account-wide alerts (webhook delivery, ingest quarantine). */
-  domain: string | null
-  type: AlertType
-  subject: string
-  severity: AlertSeverity
-  title: string
+/** An alert as the API shows it: the open alert's fields, and where it stands. */
+export interface StoredAlert extends Omit<OpenAlert, 'details'> {
   details: Record<string, unknown>
   status: 'open' | 'resolved'
   resolution: ResolveReason | null
