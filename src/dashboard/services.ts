@@ -9,6 +9,7 @@ import type { AccountStore, TokenStore } from '../../domain/accounts/ports.ts'
 import type { SessionStore } from '../../domain/accounts/sessions.ts'
 import type { AlertStore } from '../../domain/alerts/ports.ts'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import type { DomainStore, OrganizationLookup } from '../../domain/domains/ports.ts'
 import type { EmbedKeyStore } from '../../domain/embed/embed-key.ts'
 import type { OrganizationStore } from '../../domain/organizations/organization.ts'
@@ -25,7 +26,6 @@ import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-fore
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import type { Config } from '../config.ts'
-import type { ProviderDeps } from '../wiring/dns-providers.ts'
 import type { IngestNow } from '../wiring/ingest-now.ts'
 
 // What the dashboard's pages need: stores and use-case deps built once by the composition root

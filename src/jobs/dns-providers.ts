@@ -1,10 +1,10 @@
 import type { PgBoss } from 'pg-boss'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import { type ImportDeps, runImport } from '../../domain/dns-providers/imports.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
 import { IMPORT_DOMAINS, send } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import type { ProviderDeps } from '../wiring/dns-providers.ts'
 
 // Domain imports from DNS providers (issue #7; docs/dns-providers.md "Connections, import and
 // writes"). One job per import (singleton per import id, so two runs of one import never overlap);
@@ -13,7 +13,7 @@ import type { ProviderDeps } from '../wiring/dns-providers.ts'
 // when the limit is reached the job sends itself again for when the window resets, and stops.
 
 export interface DnsProviderJobDeps {
-  /** The DNS provider use cases' deps (src/wiring/dns-providers.ts), with the worker's queue. */
+  /** The DNS provider use cases' deps (src/compose/dns-providers.ts), with the worker's queue. */
   providers: ProviderDeps
   /** Ownership verification of the imported domains, re-queueing reports that waited. */
   verifications: ImportDeps['verifications']

@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import { settlePlan } from '../../domain/dns-providers/publish.ts'
 import {
   authenticateProvider,
@@ -12,7 +13,6 @@ import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { IdText } from '../../plugins/input-schemas.ts'
-import type { ProviderDeps } from '../wiring/dns-providers.ts'
 import {
   DNS_PROVIDER_MODELS,
   ImportBody,
@@ -27,7 +27,7 @@ import { settle } from './provider-problems.ts'
 // "DNS providers", docs/dns-providers.md "Connections, import and writes").
 
 export interface DnsProviderRouteDeps {
-  /** The DNS provider use cases' deps (src/wiring/dns-providers.ts). */
+  /** The DNS provider use cases' deps (src/compose/dns-providers.ts). */
   providers: ProviderDeps
   auth: AuthDeps
   now: () => Date

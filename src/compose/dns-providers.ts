@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
 import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
@@ -12,9 +13,9 @@ import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 
-// The DNS provider use cases' deps, built once per process by the composition root (src/compose.ts,
-// src/worker.ts) and handed to the API routes, the dashboard and the import job (docs/architecture.md,
-// "Where things go"), which never build them.
+// The DNS provider use cases' deps (domain/dns-providers/imports.ts, ProviderDeps), built once per
+// process by the composition root (src/compose.ts, src/worker.ts) and handed to the API routes, the
+// dashboard and the import job, which never build them.
 
 /** What the DNS provider use cases need, built once per process (the API and the worker alike). */
 export interface ProviderWiring {
@@ -32,7 +33,7 @@ export interface ProviderWiring {
   boss: PgBoss | null
 }
 
-export function dnsProviderDeps(wiring: ProviderWiring) {
+export function dnsProviderDeps(wiring: ProviderWiring): ProviderDeps {
   const db = wiring.database.db
   const connections = pgConnectionStore(db, { secrets: wiring.secrets })
   const registry = providerRegistry({ dns: wiring.dns, allowPrivate: wiring.allowPrivate })
@@ -53,5 +54,3 @@ export function dnsProviderDeps(wiring: ProviderWiring) {
     dnsWrites: dnsWriteGate({ counter, perMinute: wiring.dnsWritesPerMinute ?? 10, now: wiring.now }),
   }
 }
-
-export type ProviderDeps = ReturnType<typeof dnsProviderDeps>
