@@ -3,31 +3,19 @@ import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
-import type { ProviderDeps } from '../domain/dns-providers/imports.ts'
-import { acceptMessage } from '../domain/ingest/accept.ts'
-import type { AcceptMessage, KnowsRecipient } from '../domain/ingest/intake.ts'
-import { ingestKeyOf } from '../domain/ingest/routing.ts'
-import type { CheckDeps } from '../domain/posture/check-domain.ts'
 import { dnsWriteGate } from '../domain/rate-limits/dns-writes.ts'
-import type { RateLimitCounter, RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
+import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
-import { concurrencyLimit } from '../domain/shared/concurrency-limit.ts'
 import type { Logger } from '../domain/shared/logger.ts'
 import type { RandomBytes } from '../domain/shared/random.ts'
-import { cacheFound } from '../infrastructure/cache/found-cache.ts'
 import { bunPasswords } from '../infrastructure/crypto/passwords.ts'
 import { keyFromFile, type SecretBox, secretBox } from '../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
 import { createDnsPacketResolver } from '../infrastructure/dns/dns-packet-resolver.ts'
-import { createMtaStsFetcher } from '../infrastructure/http/mta-sts-fetcher.ts'
 import { createMailSender } from '../infrastructure/mail/mail-sender.ts'
 import { recordRequest } from '../infrastructure/metrics/instruments.ts'
-import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
-import { pgForensicTlsStore } from '../infrastructure/repositories/pg-forensic-tls-store.ts'
-import { pgIngestMessageStore } from '../infrastructure/repositories/pg-ingest-message-store.ts'
-import { resolveReportDomain } from '../infrastructure/repositories/pg-report-domains.ts'
 import type { AuthDeps } from '../plugins/auth.ts'
 import { bodyLimit } from '../plugins/body-limit.ts'
 import { errorMapping, serverErrorOptions } from '../plugins/errors.ts'
@@ -36,14 +24,15 @@ import { requestLogging } from '../plugins/logging.ts'
 import { openApiDocs } from '../plugins/openapi.ts'
 import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
-import { dnsProviderDeps } from './compose/dns-providers.ts'
+import { providerDeps } from './compose/dns-providers.ts'
+import { intake, reportDomains, reportImport } from './compose/ingest.ts'
 import { progressionDeps } from './compose/policy.ts'
+import { checkDeps } from './compose/posture.ts'
 import { spfUseCaseDeps } from './compose/spf.ts'
-import { processStores, type Stores, stores } from './compose/stores.ts'
+import { processStores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
-import type { IngestJobDeps } from './jobs/ingest.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
 import { dnsProviderRoutes } from './routes/dns-providers.ts'
@@ -61,8 +50,8 @@ import { reportRoutes } from './routes/reports.ts'
 import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
-import { type IngestNow, ingestNow } from './wiring/ingest-now.ts'
 
+export { intake } from './compose/ingest.ts'
 export { stores }
 
 // The composition root: the one place that builds adapters and hands them to use cases and routes.
@@ -103,123 +92,6 @@ export function resolvers(config: Config, now: () => Date): Pick<Runtime, 'dns' 
 }
 
 export const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
-
-/** The account's verified domain a report is about, looked up in the database. */
-const reportDomains = (database: Database) => (accountId: string, policyDomain: string) =>
-  resolveReportDomain(database.db, accountId, policyDomain)
-
-export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
-
-/** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
-export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now'>) {
-  const store = pgIngestMessageStore(runtime.database.db, runtime.boss)
-  // Every message looks its account up by ingest key: cached briefly (docs/ingestion.md).
-  const accountByIngestKey = cacheFound((key) => store.accountByIngestKey(key), {
-    ttlMs: 30_000,
-    max: 10_000,
-    now: () => runtime.now().getTime(),
-  })
-  const messages = { ...store, accountByIngestKey }
-  const accept: AcceptMessage = (input) =>
-    acceptMessage(
-      {
-        messages,
-        ingestDomain: runtime.config.ingestDomain,
-        maxBytes: runtime.config.ingestMaxMessageBytes,
-        sha256: sha256Hex,
-        now: runtime.now,
-      },
-      input,
-    )
-  const knowsRecipient: KnowsRecipient = async (address) => {
-    const key = ingestKeyOf(address, runtime.config.ingestDomain)
-    return key !== null && (await messages.accountByIngestKey(key)) !== null
-  }
-  return { messages, accept, knowsRecipient }
-}
-
-/** What the report job needs: the worker's, and the same for callers that process inline. */
-export function ingestJobDeps(
-  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now'>,
-  messages: IngestJobDeps['messages'],
-): IngestJobDeps {
-  const { config } = runtime
-  const forensicTls = pgForensicTlsStore(runtime.database.db)
-  return {
-    database: runtime.database,
-    messages,
-    forensicTls,
-    dns: runtime.dns,
-    logger: runtime.logger,
-    now: runtime.now,
-    limits: {
-      maxDecompressedBytes: config.ingestMaxReportBytes,
-      maxZipEntries: 32,
-      maxCompressionRatio: 1000,
-      maxParts: 1000,
-    },
-  }
-}
-
-// Two files processed inline at once per process: a large report takes ~230 MB and a core while it
-// streams (docs/ingestion.md), so more would only compete; the rest wait their turn.
-const INLINE_CONCURRENCY = 2
-
-/** Intake that processes at once and answers with the outcome (POST /ingest/reports, cli import, upload). */
-export function reportImport(
-  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
-): IngestNow {
-  const { accept, messages } = intake(runtime)
-  return ingestNow({
-    accept,
-    job: ingestJobDeps(runtime, messages),
-    gate: concurrencyLimit(INLINE_CONCURRENCY),
-  })
-}
-
-/** What posture checks need, for the API and the worker alike. */
-export function checkDeps(runtime: Runtime, s: Stores): CheckDeps {
-  const { config } = runtime
-  return {
-    dns: runtime.dns,
-    fetchMtaStsPolicy: createMtaStsFetcher({ dns: runtime.dns, allowPrivate: config.webhookAllowPrivate }),
-    domains: s.domains,
-    checks: s.checks,
-    learnedSelectors: s.reports.learnedSelectors,
-    reportAddress: async (accountId) =>
-      `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,
-    verifications: pgDomainVerifications(runtime.database.db, runtime.boss),
-  }
-}
-
-/** What ownership verification needs: the checks' stores with uncached DNS (a fresh record counts). */
-export function verificationDeps(runtime: Pick<Runtime, 'verificationDns'>, checks: CheckDeps) {
-  return {
-    domains: checks.domains,
-    verifications: checks.verifications,
-    reportAddress: checks.reportAddress,
-    dns: runtime.verificationDns,
-  }
-}
-
-/** The DNS provider use cases' deps, for the API, the dashboard and the import job alike. */
-export function providerDeps(
-  runtime: Pick<Runtime, 'config' | 'database' | 'secrets' | 'dns' | 'verificationDns' | 'now' | 'boss'>,
-  counter: RateLimitCounter,
-): ProviderDeps {
-  const { config } = runtime
-  return dnsProviderDeps({
-    database: runtime.database,
-    secrets: runtime.secrets,
-    dns: runtime.dns,
-    verificationDns: runtime.verificationDns,
-    allowPrivate: config.webhookAllowPrivate,
-    now: runtime.now,
-    counter,
-    dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
-    boss: runtime.boss,
-  })
-}
 
 function policies(config: Config): AuthDeps['policies'] {
   const minute = (scope: string, limit: number): RateLimitPolicy => ({ scope, limit, windowSeconds: 60 })

@@ -12,6 +12,7 @@ import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
+import type { Runtime } from '../compose.ts'
 
 // The DNS provider use cases' deps (domain/dns-providers/imports.ts, ProviderDeps), built once per
 // process by the composition root (src/compose.ts, src/worker.ts) and handed to the API routes, the
@@ -53,4 +54,23 @@ export function dnsProviderDeps(wiring: ProviderWiring): ProviderDeps {
     /** One DNS write against the account's limit, shared with SPF management (scope `dns_writes`). */
     dnsWrites: dnsWriteGate({ counter, perMinute: wiring.dnsWritesPerMinute ?? 10, now: wiring.now }),
   }
+}
+
+/** The DNS provider use cases' deps, for the API, the dashboard and the import job alike. */
+export function providerDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'secrets' | 'dns' | 'verificationDns' | 'now' | 'boss'>,
+  counter: RateLimitCounter,
+): ProviderDeps {
+  const { config } = runtime
+  return dnsProviderDeps({
+    database: runtime.database,
+    secrets: runtime.secrets,
+    dns: runtime.dns,
+    verificationDns: runtime.verificationDns,
+    allowPrivate: config.webhookAllowPrivate,
+    now: runtime.now,
+    counter,
+    dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+    boss: runtime.boss,
+  })
 }
