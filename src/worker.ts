@@ -1,7 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
-import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
 import { reflattenManagedRecords } from '../infrastructure/repositories/pg-spf-store.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
 import { providerDeps } from './compose/dns-providers.ts'
@@ -59,7 +58,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ...dnsProviderJobs(boss, {
       // This process's queue: an import's next step is enqueued with its row.
       providers: providerDeps({ ...runtime, boss }, s.counter),
-      verifications: pgDomainVerifications(runtime.database.db, boss),
+      verifications: s.verifications,
       random: runtime.random,
       logger: runtime.logger,
       now: runtime.now,
@@ -67,9 +66,9 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ...policyJobs(boss, { progression: progressionDeps(s, runtime), logger: runtime.logger }),
     ...postureJobs(boss, {
       // This process's queue, so a verification re-queues the reports that waited for it at once.
-      ...checkDeps({ ...runtime, boss }, s),
+      ...checkDeps(runtime, s),
       verificationDns: runtime.verificationDns,
-      requeueWaiting: () => pgDomainVerifications(runtime.database.db, boss).requeueWaiting(),
+      requeueWaiting: () => s.verifications.requeueWaiting(),
       now: runtime.now,
       logger: runtime.logger,
     }),

@@ -1,11 +1,10 @@
 import type { CheckDeps } from '../../domain/posture/check-domain.ts'
 import { createMtaStsFetcher } from '../../infrastructure/http/mta-sts-fetcher.ts'
-import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
 import type { Runtime } from '../compose.ts'
-import type { Stores } from './stores.ts'
+import type { ProcessStores } from './stores.ts'
 
 /** What posture checks need, for the API and the worker alike. */
-export function checkDeps(runtime: Runtime, s: Stores): CheckDeps {
+export function checkDeps(runtime: Pick<Runtime, 'config' | 'dns'>, s: ProcessStores): CheckDeps {
   const { config } = runtime
   return {
     dns: runtime.dns,
@@ -15,7 +14,7 @@ export function checkDeps(runtime: Runtime, s: Stores): CheckDeps {
     learnedSelectors: s.reports.learnedSelectors,
     reportAddress: async (accountId) =>
       `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,
-    verifications: pgDomainVerifications(runtime.database.db, runtime.boss),
+    verifications: s.verifications,
   }
 }
 

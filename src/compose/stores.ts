@@ -13,6 +13,7 @@ import {
 import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
 import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
+import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
 import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
@@ -83,6 +84,8 @@ export function processStores(runtime: StoreRuntime) {
   return {
     ...stores(runtime.database),
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
+    /** Verifies domains and re-queues the reports that waited for them (on this process's queue). */
+    verifications: pgDomainVerifications(db, runtime.boss),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),
     spfActivity: pgSpfSourceActivity(db),
     dmarcHosting: pgDmarcHosting(db, { zone: runtime.config.spf.zone }),
