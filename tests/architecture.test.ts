@@ -126,8 +126,6 @@ const DATABASE_OR_STORE = /^infrastructure\/(db\/database\.ts$|repositories\/)/
 const TYPE_ONLY_EXCEPTIONS: Record<string, string> = {
   'infrastructure/repositories/pg-report-reader.ts':
     'the report reader (ReportReader, Summary) has no port in domain/reports yet: its read models are typed by the adapter',
-  'infrastructure/repositories/pg-forensic-tls-store.ts':
-    'the failure/TLS-RPT reads (ForensicTlsStore, StoredTlsReport) have no port in domain/reports yet',
   'infrastructure/repositories/pg-ingest-message-store.ts':
     'the intake message store (PgIngestMessageStore, QuarantinedMessage) has no port in domain/ingest yet',
 }
