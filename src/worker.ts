@@ -1,8 +1,16 @@
 import type { PgBoss } from 'pg-boss'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
-import { pgDomainVerifications } from '../infrastructure/repositories/pg-domain-verification.ts'
-import { checkDeps, ingestJobDeps, intake, type Runtime, stores } from './compose.ts'
+import { reflattenManagedRecords } from '../infrastructure/repositories/pg-spf-store.ts'
+import { alertEvaluationDeps } from './compose/alerts.ts'
+import { providerDeps } from './compose/dns-providers.ts'
+import { ingestJobDeps, intake } from './compose/ingest.ts'
+import { housekeeping } from './compose/maintenance.ts'
+import { progressionDeps } from './compose/policy.ts'
+import { checkDeps } from './compose/posture.ts'
+import { processStores } from './compose/stores.ts'
+import { webhookJobDeps } from './compose/webhooks.ts'
+import type { Runtime } from './compose.ts'
 import { alertJobs } from './jobs/alerts.ts'
 import { dnsProviderJobs } from './jobs/dns-providers.ts'
 import { ingestJobs } from './jobs/ingest.ts'
@@ -11,7 +19,7 @@ import { maintenanceJobs } from './jobs/maintenance.ts'
 import { policyJobs } from './jobs/policy.ts'
 import { postureJobs } from './jobs/posture.ts'
 import { spfJobs } from './jobs/spf.ts'
-import { webhookJobDeps, webhookJobs } from './jobs/webhooks.ts'
+import { webhookJobs } from './jobs/webhooks.ts'
 
 /**
  * Registers every queue, schedule and handler this process works on: one list of handlers, one per
@@ -19,12 +27,15 @@ import { webhookJobDeps, webhookJobs } from './jobs/webhooks.ts'
  */
 export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void> {
   await createQueues(boss)
-  const s = stores(runtime.database)
+  // This process's queue: stores that enqueue (imports, verifications) use it.
+  const s = processStores({ ...runtime, boss })
+  // This process's queue: an import's next step is enqueued with its row.
+  const providers = providerDeps({ ...runtime, boss }, s.counter)
   const { accept, messages } = intake(runtime)
   const { config } = runtime
-  const webhooks = webhookJobs(boss, webhookJobDeps(runtime))
+  const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
   const workers = await registerJobs(boss, [
-    ...maintenanceJobs({ db: runtime.database.db, now: runtime.now }),
+    ...maintenanceJobs({ housekeeping: housekeeping(runtime.database.db), now: runtime.now }),
     ...ingestJobs(ingestJobDeps(runtime, messages)),
     ...mailboxJobs(
       { accept, logger: runtime.logger },
@@ -35,50 +46,31 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
         maxMessageBytes: config.ingestMaxMessageBytes,
       },
     ),
-    ...alertJobs(boss, {
-      database: runtime.database,
-      logger: runtime.logger,
-      now: runtime.now,
-      dns: runtime.dns,
-    }),
+    ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
     ...spfJobs({
-      db: runtime.database.db,
-      dns: runtime.dns,
-      now: runtime.now,
+      reflatten: (input) =>
+        reflattenManagedRecords(
+          { db: runtime.database.db, dns: runtime.dns, now: runtime.now, zone: config.spf.zone },
+          input,
+        ),
       logger: runtime.logger,
-      zone: config.spf.zone,
       reflattenHours: config.spf.reflattenHours,
     }),
     ...dnsProviderJobs(boss, {
-      database: runtime.database,
-      verificationDns: runtime.verificationDns,
-      dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+      providers,
+      verifications: s.verifications,
       random: runtime.random,
       logger: runtime.logger,
       now: runtime.now,
-      secrets: runtime.secrets,
-      dns: runtime.dns,
-      allowPrivate: config.webhookAllowPrivate,
     }),
-    ...policyJobs(boss, {
-      database: runtime.database,
-      dns: runtime.dns,
-      logger: runtime.logger,
-      now: runtime.now,
-      zone: config.spf.zone,
-      providers: {
-        secrets: runtime.secrets,
-        verificationDns: runtime.verificationDns,
-        allowPrivate: config.webhookAllowPrivate,
-        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
-      },
-    }),
+    // Domains whose `_dmarc` TXT is on a connected DNS provider progress through it (docs/policy-progression.md).
+    ...policyJobs(boss, { progression: progressionDeps(s, runtime, providers), logger: runtime.logger }),
     ...postureJobs(boss, {
       // This process's queue, so a verification re-queues the reports that waited for it at once.
-      ...checkDeps({ ...runtime, boss }, s),
+      ...checkDeps(runtime, s),
       verificationDns: runtime.verificationDns,
-      requeueWaiting: () => pgDomainVerifications(runtime.database.db, boss).requeueWaiting(),
+      requeueWaiting: () => s.verifications.requeueWaiting(),
       now: runtime.now,
       logger: runtime.logger,
     }),

@@ -74,8 +74,8 @@ const LAYER_RULES: { files: string; forbidden: RegExp; why: string }[] = [
   },
   {
     files: 'src/{routes,dashboard}/**/*.ts',
-    forbidden: /^src\/jobs\//,
-    why: 'routes share use-case wiring with jobs through src/wiring/, never import a job',
+    forbidden: /^src\/(jobs|compose)(\.ts$|\/)/,
+    why: 'routes are handed their deps by the composition root, never import a job or the root',
   },
   {
     files: 'src/jobs/**/*.ts',
@@ -116,4 +116,74 @@ test('the layer check sees relative imports for what they are', () => {
     'src/jobs/policy.ts',
   ])
   expect(importsOf('src/jobs/x.ts', "import { a } from 'pg-boss'")).toEqual([])
+})
+
+// Routes, pages and jobs receive ports and use cases from the composition root (src/compose.ts,
+// src/compose/): they never take a Database or build a store. What is still imported from the
+// repositories is listed here with its reason, and only as `import type`.
+const BUILDS_NOTHING = 'src/{routes,dashboard,jobs}/**/*.ts'
+const DATABASE_OR_STORE = /^infrastructure\/(db\/database\.ts$|repositories\/)/
+const TYPE_ONLY_EXCEPTIONS: Record<string, string> = {
+  'infrastructure/repositories/pg-report-reader.ts':
+    'the report reader (ReportReader, Summary) has no port in domain/reports yet: its read models are typed by the adapter',
+  'infrastructure/repositories/pg-ingest-message-store.ts':
+    'the intake message store (PgIngestMessageStore, QuarantinedMessage) has no port in domain/ingest yet',
+}
+/** Files that still build from the database, with the reason. */
+const FILE_EXCEPTIONS: Record<string, string> = {
+  'src/jobs/ingest.ts':
+    'the report job still writes aggregates, looks report domains up and enriches sources on the Database it is handed (issue #18, item 1: left while its extraction is reworked)',
+}
+
+function importStatements(file: string, source: string): { target: string; typeOnly: boolean }[] {
+  const found: { target: string; typeOnly: boolean }[] = []
+  for (const match of source.matchAll(/import\s+(type\s+)?[^'"]*?from\s*['"]([^'"]+)['"]/g)) {
+    const spec = match[2]!
+    if (spec.startsWith('.'))
+      found.push({ target: relative('.', resolve(dirname(file), spec)), typeOnly: match[1] !== undefined })
+  }
+  return found
+}
+
+/** What the store check finds in one file (the file exceptions aside). */
+function storeImports(file: string, source: string): string[] {
+  const problems: string[] = []
+  for (const { target, typeOnly } of importStatements(file, source)) {
+    if (!DATABASE_OR_STORE.test(target)) continue
+    if (typeOnly && TYPE_ONLY_EXCEPTIONS[target] !== undefined) continue
+    problems.push(`${file}: imports ${target}${typeOnly ? ' (type)' : ''}`)
+  }
+  return problems
+}
+
+test('routes, pages and jobs take ports and use cases, never a Database or a store to build', async () => {
+  const problems: string[] = []
+  let files = 0
+  for await (const file of new Glob(BUILDS_NOTHING).scan('.')) {
+    files++
+    if (FILE_EXCEPTIONS[file] === undefined) problems.push(...storeImports(file, await Bun.file(file).text()))
+  }
+  expect(files).toBeGreaterThan(50)
+  expect(problems).toEqual([])
+})
+
+test('the store check sees a Database, a store built, and a type-only read model for what they are', () => {
+  expect(
+    storeImports('src/routes/x.ts', "import type { Database } from '../../infrastructure/db/database.ts'"),
+  ).toEqual(['src/routes/x.ts: imports infrastructure/db/database.ts (type)'])
+  expect(
+    storeImports('src/jobs/x.ts', "import {\n  pgX,\n} from '../../infrastructure/repositories/pg-x.ts'"),
+  ).toEqual(['src/jobs/x.ts: imports infrastructure/repositories/pg-x.ts'])
+  expect(
+    storeImports(
+      'src/dashboard/x.ts',
+      "import type { Summary } from '../../infrastructure/repositories/pg-report-reader.ts'",
+    ),
+  ).toEqual([])
+  expect(
+    storeImports(
+      'src/dashboard/x.ts',
+      "import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'",
+    ),
+  ).toEqual(['src/dashboard/x.ts: imports infrastructure/repositories/pg-report-reader.ts'])
 })

@@ -13,7 +13,13 @@ import type { Result } from '../shared/result.ts'
 import type { ProviderKind } from './credentials.ts'
 import type { Zone } from './ports.ts'
 import { normalizeName } from './record-set.ts'
-import { type ConnectionStore, LABELS, type OpenProvider, type Target } from './use-cases.ts'
+import {
+  type BuildProvider,
+  type ConnectionStore,
+  LABELS,
+  type OpenProvider,
+  type Target,
+} from './use-cases.ts'
 import { applyPlan, planSet, type WriteDeps } from './writes.ts'
 
 export type ImportStatus = 'queued' | 'running' | 'done' | 'failed'
@@ -73,6 +79,11 @@ export interface ImportDeps extends WriteDeps {
   random: RandomBytes
   /** One DNS write against the account's limit (contract §3): refused → the import pauses. */
   dnsWrites: (accountId: string) => Promise<Result<null>>
+}
+
+/** What the DNS provider use cases take together (connections, imports, writes), built once per process. */
+export interface ProviderDeps extends Omit<ImportDeps, 'verifications' | 'random'> {
+  build: BuildProvider
 }
 
 export type ImportRun = { kind: 'finished' } | { kind: 'paused'; retryAfter: number }

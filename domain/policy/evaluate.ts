@@ -14,10 +14,11 @@ import {
   policyReadiness,
   READINESS_WINDOW_DAYS,
 } from '../sources/policy-readiness.ts'
+import type { FigureScope } from '../sources/ports.ts'
 import { dailySeries } from '../sources/source-intelligence.ts'
 import type { SourceStats } from '../sources/source-stats.ts'
 import { resolveSpfTree } from '../spf/include-tree.ts'
-import type { FigureScope, PolicyChange, ProgressionDeps, RecordHome } from './ports.ts'
+import type { PolicyChange, ProgressionDeps, RecordHome } from './ports.ts'
 import {
   decideProgression,
   type LastChange,

@@ -1,16 +1,14 @@
 // What policy progression reads and writes (implemented by
-// infrastructure/repositories/pg-policy-store.ts and pg-source-stats.ts).
+// infrastructure/repositories/pg-policy-store.ts and pg-source-stats.ts; the figures' port is
+// domain/sources/ports.ts).
 
 import type { HostedDmarc, PolicyLevel } from '../dmarc/hosting.ts'
 import type { DmarcDomain } from '../dmarc/hosting-use-cases.ts'
 import type { DnsResolver } from '../dns/ports.ts'
 import type { Outcome } from '../dns-providers/use-cases.ts'
 import type { DomainEvent } from '../events/event.ts'
-import type { Period } from '../reports/period.ts'
 import type { Result } from '../shared/result.ts'
-import type { OverrideEntry } from '../sources/list-sources.ts'
-import type { DailyVolume } from '../sources/policy-readiness.ts'
-import type { SourceStats } from '../sources/source-stats.ts'
+import type { SourceFigures } from '../sources/ports.ts'
 import type { ChangeKind } from './progression.ts'
 
 export type ChangeStatus = 'proposed' | 'applied' | 'withdrawn'
@@ -109,17 +107,8 @@ export interface PolicyStore {
   candidates(afterId: number, limit: number): Promise<ProgressionCandidate[]>
 }
 
-export interface FigureScope {
-  accountId: string
-  domainId: number
-}
-
 /** The report figures (daily rollups), tenant-scoped by the scope. */
-export interface PolicyFigures {
-  stats(scope: FigureScope, period: Period): Promise<SourceStats[]>
-  overrides(scope: FigureScope): Promise<OverrideEntry[]>
-  daily(scope: FigureScope, period: Period): Promise<DailyVolume[]>
-}
+export type PolicyFigures = Pick<SourceFigures, 'stats' | 'overrides' | 'daily'>
 
 export interface ProgressionDeps {
   store: PolicyStore

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, isNull, lt, sql } from 'drizzle-orm'
 import type { AlertType } from '../../domain/alerts/alert.ts'
-import type { Posture, PostureFindings } from '../../domain/posture/posture.ts'
+import type { AlertDomain, AlertFacts, CheckRow, DomainRef } from '../../domain/alerts/ports.ts'
+import type { Posture } from '../../domain/posture/posture.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { alerts } from '../db/schema/alerts.ts'
 import { domains } from '../db/schema/domains.ts'
@@ -11,25 +12,6 @@ import { pgArray } from './sql-tx.ts'
 // how far the event rules have reported (from their alerts' evidence). The cross-account queries
 // only name work to do (account and domain ids) for the schedulers; every query about one domain
 // filters by its account too.
-
-export interface DomainRef {
-  accountId: string
-  domainId: number
-}
-
-export interface AlertDomain {
-  domainId: number
-  name: string
-  dmarcPolicy: 'none' | 'quarantine' | 'reject' | 'missing' | null
-  verifiedAt: Date | null
-  createdAt: Date
-}
-
-export interface CheckRow {
-  checkedAt: Date
-  posture: Posture
-  findings: PostureFindings
-}
 
 const toDate = (value: unknown) => (value instanceof Date ? value : new Date(String(value)))
 const refs = (rows: Record<string, unknown>[]): DomainRef[] =>
@@ -46,7 +28,7 @@ const domainColumns = {
   createdAt: domains.createdAt,
 }
 
-export function pgAlertFacts(db: Db) {
+export function pgAlertFacts(db: Db): AlertFacts {
   return {
     async domain(accountId: string, domainId: number): Promise<AlertDomain | null> {
       const rows = await db
@@ -225,7 +207,7 @@ export function pgAlertFacts(db: Db) {
 
     /**
      * The latest `details.evidence.<field>` timestamp among the domain's alerts of these types, of
-     * any status: how far an event-type rule has already reported (see src/jobs/alert-evaluation.ts).
+     * any status: how far an event-type rule has already reported (see domain/alerts/evaluation.ts).
      */
     async latestEvidenceTime(
       accountId: string,
@@ -253,5 +235,3 @@ export function pgAlertFacts(db: Db) {
     },
   }
 }
-
-export type AlertFacts = ReturnType<typeof pgAlertFacts>

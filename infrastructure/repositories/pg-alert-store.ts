@@ -1,13 +1,13 @@
 import { and, count, desc, eq, gte, isNull, lt } from 'drizzle-orm'
-import type { AlertCandidate, AlertSeverity, AlertType } from '../../domain/alerts/alert.ts'
+import type { AlertCandidate, AlertSeverity } from '../../domain/alerts/alert.ts'
 import {
   alertCreatedEvent,
   alertResolvedEvent,
   type OpenAlert,
   type ReconcilePlan,
-  type ResolveReason,
   resolveByUser,
 } from '../../domain/alerts/lifecycle.ts'
+import type { AlertFilters, AlertStore, AppliedPlan, StoredAlert } from '../../domain/alerts/ports.ts'
 import { offsetOf, type Page, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { alerts } from '../db/schema/alerts.ts'
@@ -17,41 +17,6 @@ import { appendEvent } from './pg-event-outbox.ts'
 // Alerts (issue #6, contract §4). Every read and write is scoped by account; a domain id is only
 // ever used together with its account. Each change and the events it sends are one transaction
 // (the outbox pattern), so a rolled-back change sends nothing and a committed one is never silent.
-
-export interface StoredAlert {
-  alertId: string
-  /** The domain name; null for account-wide alerts (webhook delivery, ingest quarantine). */
-  domain: string | null
-  type: AlertType
-  subject: string
-  severity: AlertSeverity
-  title: string
-  details: Record<string, unknown>
-  status: 'open' | 'resolved'
-  resolution: ResolveReason | null
-  createdAt: Date
-  updatedAt: Date
-  resolvedAt: Date | null
-}
-
-export interface AlertFilters {
-  /** Default `all`. */
-  status?: 'open' | 'resolved' | 'all'
-  severity?: AlertSeverity
-  /** A domain name (already normalised); account-wide alerts never match a domain. */
-  domain?: string
-  type?: AlertType
-  /** created_at at or after. */
-  since?: Date
-  /** created_at before. */
-  until?: Date
-}
-
-export interface AppliedPlan {
-  created: number
-  updated: number
-  resolved: number
-}
 
 const columns = {
   alertId: alerts.id,
@@ -76,7 +41,7 @@ const toAlert = (row: Record<string, unknown>): StoredAlert => row as unknown as
 const sameDomain = (domainId: number | null) =>
   domainId === null ? isNull(alerts.domainId) : eq(alerts.domainId, domainId)
 
-export function pgAlertStore(db: Db) {
+export function pgAlertStore(db: Db): AlertStore {
   /** The domain's name for event data, or undefined when the account has no such domain (deleted). */
   async function domainName(tx: Db, accountId: string, domainId: number | null) {
     if (domainId === null) return null
@@ -241,8 +206,6 @@ export function pgAlertStore(db: Db) {
     },
   }
 }
-
-export type AlertStore = ReturnType<typeof pgAlertStore>
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

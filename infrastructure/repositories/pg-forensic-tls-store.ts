@@ -1,4 +1,9 @@
 import { sql } from 'drizzle-orm'
+import type {
+  ForensicFilter,
+  ForensicTlsStore,
+  StoredTlsReport,
+} from '../../domain/reports/failure-tls-reads.ts'
 import type { ForensicReport } from '../../domain/reports/forensic.ts'
 import type { TlsRptReport } from '../../domain/reports/tls-rpt.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
@@ -7,36 +12,13 @@ import { type Db, rowsOf } from '../db/database.ts'
 // Failure (forensic) and TLS-RPT reports: small, stored whole as JSON with the fields that filters
 // and summaries need as columns. Both deduplicate: a report stored once is acknowledged after that.
 
-export interface ForensicFilter {
-  domainId?: number
-  since?: string
-  until?: string
-  sourceIp?: string
-}
-
-/** A stored TLS-RPT report: its columns, and the report itself as insertTls wrote it. */
-export interface StoredTlsReport {
-  id: number
-  domain: string
-  organization: string
-  report_id: string
-  begin_at: string
-  end_at: string
-  success_count: number
-  failure_count: number
-  report: TlsRptReport
-  created_at: string
-  /** When its message arrived (the time of storage for TLS-RPT posted over HTTPS). */
-  received_at: string
-}
-
 const isoOf = (value: unknown) => new Date(value instanceof Date ? value : String(value)).toISOString()
 
 /** A report's received_at: when its message arrived (docs/ingestion.md); without one, now. */
 const receivedAt = (messageId: string | null) =>
   sql`coalesce((select m.received_at from ingest_messages m where m.id = ${messageId}::uuid), now())`
 
-export function pgForensicTlsStore(db: Db) {
+export function pgForensicTlsStore(db: Db): ForensicTlsStore {
   return {
     /** Redaction is on unless the account turned it off (account_settings; no row: the default). */
     async redactsForensic(accountId: string): Promise<boolean> {
@@ -208,5 +190,3 @@ export function pgForensicTlsStore(db: Db) {
     },
   }
 }
-
-export type ForensicTlsStore = ReturnType<typeof pgForensicTlsStore>

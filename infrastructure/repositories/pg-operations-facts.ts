@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { NewFailureReport, OperationsFacts } from '../../domain/alerts/ports.ts'
 import type { FailingWrite, QuarantineFacts, WebhookFacts } from '../../domain/alerts/rules/operations.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
@@ -9,14 +10,7 @@ const DAY_MS = 86_400_000
 const toDate = (value: unknown) => (value instanceof Date ? value : new Date(String(value)))
 const dateOrNull = (value: unknown) => (value === null || value === undefined ? null : toDate(value))
 
-export interface NewFailureReport {
-  id: string
-  sourceIp: string | null
-  /** When the report was stored. */
-  reportedAt: Date
-}
-
-export function pgOperationsFacts(db: Db) {
+export function pgOperationsFacts(db: Db): OperationsFacts {
   return {
     /**
      * Accounts with anything the operations rules read or may clear: domains, quarantined
@@ -124,5 +118,3 @@ export function pgOperationsFacts(db: Db) {
     },
   }
 }
-
-export type OperationsFacts = ReturnType<typeof pgOperationsFacts>

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import type { SourceOverride } from '../../domain/sources/classify.ts'
 import type { OverrideEntry } from '../../domain/sources/list-sources.ts'
 import type { DailyVolume } from '../../domain/sources/policy-readiness.ts'
+import type { SourceFigures } from '../../domain/sources/ports.ts'
 import type { SourceStats } from '../../domain/sources/source-stats.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
@@ -149,4 +150,14 @@ export async function setOverride(
       returning host(source_ip) as ip, status, note, updated_at`),
   )
   return rows[0] === undefined ? null : presentOverride(rows[0])
+}
+
+/** The figures as the use cases' port (domain/sources/ports.ts). */
+export function pgSourceFigures(db: Db): SourceFigures {
+  return {
+    stats: (scope, period) => sourceStats(db, { ...scope, ...period }),
+    overrides: (scope) => listOverrides(db, scope),
+    daily: (scope, period) => dailyVolumes(db, { ...scope, ...period }),
+    setOverride: (scope, input) => setOverride(db, { ...scope, ...input }),
+  }
 }

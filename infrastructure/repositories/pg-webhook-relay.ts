@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
-import type { AttemptVerdict, DeliveryStep } from '../../domain/webhooks/schedule.ts'
+import type { AttemptContext, AttemptRecord } from '../../domain/webhooks/ports.ts'
 import type { Db } from '../db/database.ts'
 import { events } from '../db/schema/events.ts'
 import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schema/webhooks.ts'
@@ -9,36 +9,6 @@ import { DELIVER_WEBHOOK, type DeliverJob, insert, send } from '../queue/catalog
 // The outbox relay and the delivery chain's bookkeeping (issue #6). Every write that starts or
 // continues a chain enqueues its pg-boss job in the same transaction, so a delivery is never pending
 // without a job, and a job never exists for a state that rolled back.
-
-/** What one attempt needs: the delivery, and the account's current URL and sealed secret. */
-export interface AttemptContext {
-  id: string
-  accountId: string
-  event: string
-  data: Record<string, unknown>
-  status: string
-  attempts: number
-  firstFailureAt: Date | null
-  /** The account's URL now (null: webhooks turned off since). */
-  url: string | null
-  secretSealed: string | null
-}
-
-export interface AttemptRecord {
-  deliveryId: string
-  attempt: number
-  at: Date
-  verdict: AttemptVerdict
-  outcome: string
-  status: number | null
-  latencyMs: number
-  responseSnippet: string | null
-  /** The URL the attempt went to; absent when nothing was sent (the delivery keeps its URL). */
-  url?: string
-  step: DeliveryStep
-  firstFailureAt: Date | null
-  now: Date
-}
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 

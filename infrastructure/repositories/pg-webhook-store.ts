@@ -2,6 +2,12 @@ import { and, asc, count, desc, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { PageRequest } from '../../domain/shared/pagination.ts'
 import { offsetOf } from '../../domain/shared/pagination.ts'
 import type { DeliveryState } from '../../domain/webhooks/schedule.ts'
+import type {
+  Redelivery,
+  WebhookDelivery,
+  WebhookSettings,
+  WebhookStore,
+} from '../../domain/webhooks/settings.ts'
 import type { SecretBox } from '../crypto/secret-box.ts'
 import type { Db } from '../db/database.ts'
 import { events } from '../db/schema/events.ts'
@@ -13,46 +19,6 @@ import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schem
 // turns it into a job like any other event. So the API needs no job queue for webhooks, and the
 // relay stays the one place where delivery chains start.
 
-export interface WebhookSettings {
-  url: string | null
-  /** `whsec_...` in clear: the API shows it (contract §5, "shown and rotatable"). */
-  secret: string | null
-  updatedAt: Date | null
-}
-
-export interface WebhookAttempt {
-  /** 1..5 within its chain; a redelivery starts a new chain at 1. */
-  attempt: number
-  at: Date
-  verdict: string
-  outcome: string
-  status: number | null
-  latencyMs: number
-  responseSnippet: string | null
-}
-
-export interface WebhookDelivery {
-  id: string
-  event: string
-  data: unknown
-  url: string
-  status: DeliveryState
-  /** Attempts made in the current chain. */
-  attemptCount: number
-  firstFailureAt: Date | null
-  nextAttemptAt: Date | null
-  createdAt: Date
-  updatedAt: Date
-  /** Every attempt, redeliveries included, oldest first. */
-  attempts: WebhookAttempt[]
-}
-
-export type Redelivery =
-  | { kind: 'ok'; delivery: WebhookDelivery }
-  | { kind: 'not_found' }
-  | { kind: 'in_progress' }
-  | { kind: 'no_url' }
-
 /** The secret box context: a sealed secret copied to another account's row does not open there. */
 export const secretContext = (accountId: string) => `webhook:${accountId}`
 
@@ -60,7 +26,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 type DeliveryRow = typeof webhookDeliveries.$inferSelect
 
-export function pgWebhookStore(db: Db, deps: { secrets: SecretBox }) {
+export function pgWebhookStore(db: Db, deps: { secrets: SecretBox }): WebhookStore {
   const seal = (accountId: string, secret: string) => deps.secrets.seal(secret, secretContext(accountId))
 
   async function present(accountId: string, row: typeof webhookSettings.$inferSelect | undefined) {
@@ -245,5 +211,3 @@ export function pgWebhookStore(db: Db, deps: { secrets: SecretBox }) {
     },
   }
 }
-
-export type PgWebhookStore = ReturnType<typeof pgWebhookStore>

@@ -5,8 +5,8 @@ import type { Database } from '../../infrastructure/db/database.ts'
 import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
-import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
-import { reportImport, resolvers } from '../compose.ts'
+import { reportImport } from '../compose/ingest.ts'
+import { resolvers, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { countItems, type ImportContext, type ImportItem, importBlob } from '../wiring/import-items.ts'
 import { progress } from './progress.ts'
@@ -90,7 +90,7 @@ export async function runImport(
   if (positionals.length === 0)
     throw new ImportUsageError(`give at least one file or folder\nusage: bun run cli\n${IMPORT_USAGE}`)
   const { config, database } = runtime
-  const member = await pgAccountStore(database.db).findMembershipByEmail(values.email)
+  const member = await stores(database).accounts.findMembershipByEmail(values.email)
   if (member === null) throw new ImportUsageError('no such user')
 
   const files: Found[] = []

@@ -1,5 +1,5 @@
 import type { AlertSeverity } from '../../domain/alerts/alert.ts'
-import type { StoredAlert } from '../../infrastructure/repositories/pg-alert-store.ts'
+import type { StoredAlert } from '../../domain/alerts/ports.ts'
 import { badge, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, layout, type Viewer } from './layout.ts'

@@ -10,10 +10,10 @@ import { type Period, periodOf } from '../../domain/reports/period.ts'
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, type PageRequest } from '../../domain/shared/pagination.ts'
 import type { SourceStatus } from '../../domain/sources/classify.ts'
 import { listSources, type SourceFilter } from '../../domain/sources/list-sources.ts'
+import { intelligenceDepsFor, sourceDepsFor } from '../../domain/sources/scoped-deps.ts'
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { presentStatus, REFRESH_POLICY } from '../routes/posture.ts'
-import { intelligenceDepsFor, sourceDepsFor } from '../routes/source-deps.ts'
 import { domainReportSections } from './domain-detail-views.ts'
 import { ownershipPanel, waitingNotice } from './domain-ownership-views.ts'
 import { domainListView, domainStatusView } from './domain-views.ts'
@@ -47,8 +47,8 @@ function defaultPeriod(now: Date): Period {
  * GET /api/v1/domains/{name}/sources and …/sources/intelligence (src/routes/sources.ts).
  */
 function sourceReader(s: DashboardServices) {
-  const db = s.database.db
-  const dns = s.dns ?? s.checks.dns
+  const { figures } = s
+  const { dns } = s
   return async (
     scope: { accountId: string; domainId: number; name: string },
     period: Period,
@@ -56,8 +56,8 @@ function sourceReader(s: DashboardServices) {
     page: PageRequest,
   ) => {
     const [list, intelligence] = await Promise.all([
-      listSources(sourceDepsFor(db, dns, scope), { domain: scope.name, period, filter, page }),
-      sourceIntelligence(intelligenceDepsFor(db, dns, scope), { domain: scope.name, period }),
+      listSources(sourceDepsFor(figures, dns, scope), { domain: scope.name, period, filter, page }),
+      sourceIntelligence(intelligenceDepsFor(figures, dns, scope), { domain: scope.name, period }),
     ])
     return { ...list, recommendations: intelligence.recommendations }
   }

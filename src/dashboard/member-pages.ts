@@ -9,7 +9,6 @@ import {
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import { consume, type RateLimitPolicy } from '../../domain/rate-limits/fixed-window.ts'
 import { errorFields } from '../../domain/shared/logger.ts'
-import { pgInvitationStore, pgMemberStore } from '../../infrastructure/repositories/pg-member-store.ts'
 import { formOf, sessionCookies, type sessionPlugin } from '../../plugins/session.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'
 import { invitationMailText } from './invitation-views.ts'
@@ -39,8 +38,8 @@ const NOTICES: Record<string, string> = {
   joined: 'You joined this account.',
 }
 
-export function memberStores(s: Pick<DashboardServices, 'database'>) {
-  return { members: pgMemberStore(s.database.db), invitations: pgInvitationStore(s.database.db) }
+export function memberStores(s: Pick<DashboardServices, 'members' | 'invitations'>) {
+  return { members: s.members, invitations: s.invitations }
 }
 
 export function memberPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {

@@ -15,7 +15,6 @@ import {
   type OAuthProvider,
   oauthRegistry,
 } from '../../infrastructure/oauth/oauth-registry.ts'
-import { pgOAuthIdentityStore } from '../../infrastructure/repositories/pg-oauth-identity-store.ts'
 import { safeNext, sessionCookies } from '../../plugins/session.ts'
 import { anonymousCsrf } from './auth-pages.ts'
 import { loginView } from './auth-views.ts'
@@ -66,7 +65,7 @@ export function oauthPages(s: DashboardServices) {
   const flowCookie = (value: string) =>
     `${flowCookieName}=${value}; Max-Age=${FLOW_LIFETIME_MS / 1000}; ${attributes}`
   const clearFlow = `${flowCookieName}=; Max-Age=0; ${attributes}`
-  const identities = pgOAuthIdentityStore(s.database.db)
+  const identities = s.oauthIdentities
   const available = new Set(loginProviders(s).map((p) => p.id))
   if (s.config.oauth.providers.length > 0 && available.size === 0)
     s.logger.warn('OAuth providers are configured but no secret box was handed over: OAuth login is off')

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import { PROVIDER_KINDS, type ProviderKind } from '../../domain/dns-providers/credentials.ts'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import { MAX_IMPORT_ZONES } from '../../domain/dns-providers/imports.ts'
 import type { ProviderError } from '../../domain/dns-providers/ports.ts'
 import { normalizeName } from '../../domain/dns-providers/record-set.ts'
@@ -14,9 +15,7 @@ import {
 import { getDomain } from '../../domain/domains/use-cases.ts'
 import { mapBounded } from '../../domain/shared/map-bounded.ts'
 import type { Failure } from '../../domain/shared/result.ts'
-import { pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
-import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'
 import { type FieldErrors, htmlResponse, messagePage, redirectTo } from './layout.ts'
 import {
@@ -89,21 +88,8 @@ function providerTrouble(provider: ProviderKind, error: ProviderError): string {
 }
 
 export function providerPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
-  const secrets = s.secrets
-  const useCases =
-    secrets === undefined
-      ? null
-      : dnsProviderDeps({
-          database: s.database,
-          secrets,
-          dns: s.dns ?? s.checks.dns,
-          verificationDns: s.verificationDns,
-          allowPrivate: s.allowPrivate ?? s.config.webhookAllowPrivate,
-          now: s.now,
-          counter: s.counter,
-          dnsWritesPerMinute: s.config.rateLimits.dnsWritesPerMinute,
-        })
-  const imports = pgImportStore(s.database.db, { boss: s.boss })
+  const useCases: ProviderDeps | null = s.providers
+  const { imports } = s.providers
   const importsAvailable = s.boss !== null && useCases !== null
 
   const missing = (session: ActiveSession, what = 'DNS provider connection') =>

@@ -1,5 +1,5 @@
+import type { StoredTlsReport } from '../../domain/reports/failure-tls-reads.ts'
 import type { TlsRptFailureDetail, TlsRptPolicyResult } from '../../domain/reports/tls-rpt.ts'
-import type { StoredTlsReport } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import type { Viewer } from './layout.ts'

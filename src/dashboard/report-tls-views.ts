@@ -1,4 +1,4 @@
-import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
+import type { TlsSummary } from '../../domain/reports/failure-tls-reads.ts'
 import { dailySeries, volumeChart } from './chart-views.ts'
 import { time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
@@ -8,8 +8,6 @@ import { filterForm, fmt, type PeriodFilter, pct, reportLayout } from './report-
 // /reports/tls: a domain's SMTP TLS reports (RFC 8460) over a period, the same summary as
 // GET /api/v1/domains/{name}/tls-reports: sessions per day with the success rate, the failure
 // types seen and the reports themselves, each linking to its detail page (report-tls-detail-views.ts).
-
-type TlsSummary = Awaited<ReturnType<ForensicTlsStore['tlsSummary']>>
 
 export function tlsView(input: {
   viewer: Viewer

@@ -5,7 +5,6 @@ import type { ManagedSpfConfig } from '../../domain/spf-management/managed-recor
 import { addSourceToSpf, detectSources } from '../../domain/spf-management/source-use-cases.ts'
 import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
-import { spfUseCaseDeps } from '../routes/spf-deps.ts'
 import { domainNotFound, noteAccount, param, viewerOf } from './guards.ts'
 import { type FieldErrors, htmlResponse, redirectTo } from './layout.ts'
 import type { DashboardServices } from './services.ts'
@@ -13,7 +12,7 @@ import type { SpfPageInput } from './spf-views.ts'
 import { spfPageView } from './spf-views.ts'
 
 // /domains/{name}/spf (issue #8): the SPF management use cases of the API (src/routes/spf.ts) with
-// the same deps (spfUseCaseDeps: one store, one DNS, one DNS-write budget per account), as forms.
+// the same deps (src/compose/spf.ts: one store, one DNS, one DNS-write budget per account), as forms.
 // Successful changes redirect back with a notice (post/redirect/get); refusals (validation, the
 // lookup limit, an unverified domain, 10 DNS writes a minute) are shown on the page.
 
@@ -78,14 +77,7 @@ function refusal(failure: Failure, domain: string, perMinute: number): Refusal {
 }
 
 export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
-  const useCases = spfUseCaseDeps({
-    database: s.database,
-    dns: s.dns ?? s.checks.dns,
-    now: s.now,
-    counter: s.counter,
-    dnsWritesPerMinute: s.config.rateLimits.dnsWritesPerMinute,
-    spf: s.config.spf,
-  })
+  const useCases = s.spf
   const perMinute = s.config.rateLimits.dnsWritesPerMinute
 
   type Extra = Partial<Pick<SpfPageInput, 'notice' | 'addForm' | 'proposedRecord' | 'proposals'>> & {

@@ -1,7 +1,13 @@
 import type { PgBoss } from 'pg-boss'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
+import {
+  alertWork,
+  type EvaluationDeps,
+  evaluateAccount,
+  evaluatePosture,
+  evaluateReports,
+} from '../../domain/alerts/evaluation.ts'
+import type { AppliedPlan } from '../../domain/alerts/ports.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
 import {
   type DomainJob,
   EVALUATE_OPERATIONS_ALERTS,
@@ -13,8 +19,6 @@ import {
   send,
 } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import type { AppliedPlan } from '../../infrastructure/repositories/pg-alert-store.ts'
-import { alertWork, evaluateAccount, evaluatePosture, evaluateReports } from './alert-evaluation.ts'
 
 // Alert evaluation jobs (issue #6, docs/alerts.md "Storage, jobs and API"). Three cron schedulers
 // (run once across all workers by pg-boss) enqueue one job per domain or account; those jobs are
@@ -24,15 +28,11 @@ import { alertWork, evaluateAccount, evaluatePosture, evaluateReports } from './
 //
 // Posture checks are stored by the posture jobs and by the API (GET /domains/{name}/status), so
 // rather than a hook in one of them, a scheduler finds every domain checked in the last hour; the
-// evaluation is idempotent (src/jobs/alert-evaluation.ts), so looking back further than the
+// evaluation is idempotent (domain/alerts/evaluation.ts), so looking back further than the
 // 15-minute interval costs little and lets a late run catch up.
 
-export interface AlertJobDeps {
-  database: Database
+export interface AlertJobDeps extends EvaluationDeps {
   logger: Logger
-  now: () => Date
-  /** For the SPF include tree that classifies report sources (the process's caching resolver). */
-  dns: DnsResolver
 }
 
 const domainKey = (ref: DomainJob) => `${ref.accountId}:${ref.domainId}`

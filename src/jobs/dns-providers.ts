@@ -1,15 +1,10 @@
 import type { PgBoss } from 'pg-boss'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
-import { runImport } from '../../domain/dns-providers/imports.ts'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
+import { type ImportDeps, runImport } from '../../domain/dns-providers/imports.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
-import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
 import { IMPORT_DOMAINS, send } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import { pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
-import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
-import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 
 // Domain imports from DNS providers (issue #7; docs/dns-providers.md "Connections, import and
 // writes"). One job per import (singleton per import id, so two runs of one import never overlap);
@@ -18,30 +13,22 @@ import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 // when the limit is reached the job sends itself again for when the window resets, and stops.
 
 export interface DnsProviderJobDeps {
-  database: Database
+  /** The DNS provider use cases' deps (src/compose/dns-providers.ts), with the worker's queue. */
+  providers: ProviderDeps
+  /** Ownership verification of the imported domains, re-queueing reports that waited. */
+  verifications: ImportDeps['verifications']
   logger: Logger
   now: () => Date
-  secrets: SecretBox
-  dns: DnsResolver
-  allowPrivate: boolean
-  /**
-   * Uncached DNS for read-backs and ownership verification (runtime.verificationDns). Without it
-   * `dns` is used, whose cache may answer a read-back with what it saw before the write.
-   */
-  verificationDns?: DnsResolver
-  /** RATE_LIMIT_DNS_WRITES_PER_MINUTE (default 10). */
-  dnsWritesPerMinute?: number
   random?: RandomBytes
 }
 
 const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))
 
 export function dnsProviderJobs(boss: PgBoss, deps: DnsProviderJobDeps): JobHandler[] {
-  const imports = pgImportStore(deps.database.db, { boss })
-  const useCases = {
-    ...dnsProviderDeps(deps),
-    imports,
-    verifications: pgDomainVerifications(deps.database.db, boss),
+  const { imports } = deps.providers
+  const useCases: ImportDeps = {
+    ...deps.providers,
+    verifications: deps.verifications,
     random: deps.random ?? systemRandom,
   }
   const importDomains = handle(IMPORT_DOMAINS, async ([job]) => {

@@ -11,9 +11,12 @@ import {
 } from '../../domain/ingest/process-message.ts'
 import { parseAggregateReport } from '../../domain/reports/aggregate-parser.ts'
 import { alignRecord, publicSuffixOrganizationalDomain } from '../../domain/reports/alignment.ts'
-import { parseFailureReport } from '../../domain/reports/forensic.ts'
-import { forensicReportForStorage } from '../../domain/reports/forensic-redaction.ts'
-import { parseTlsRptReport } from '../../domain/reports/tls-rpt.ts'
+import {
+  type FailureTlsStore,
+  type ReportStorageDeps,
+  storeFailureReport,
+  storeTlsReport,
+} from '../../domain/reports/store-failure-tls.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
@@ -24,7 +27,6 @@ import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructu
 import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
-import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
@@ -37,12 +39,11 @@ import { ByteBudget } from './byte-budget.ts'
 export interface IngestJobDeps {
   database: Database
   messages: PgIngestMessageStore
-  forensicTls: ForensicTlsStore
+  forensicTls: FailureTlsStore
   dns: DnsResolver
   logger: Logger
   now: () => Date
   limits: ExtractLimits
-  redactForensic: (accountId: string) => Promise<boolean>
   /** Message bytes processed at once in this process (INGEST_WORKER_MAX_BYTES; docs/ingestion.md). */
   budget?: ByteBudget
 }
@@ -70,25 +71,18 @@ function toPayload(deps: IngestJobDeps, payload: ReportPayload): Payload {
       async store(ctx: PayloadContext) {
         const bytes = await readAll(payload.open(), deps.limits.maxDecompressedBytes)
         if (!bytes.ok) return { status: 'quarantine', reason: bytes.reason }
-        const parsed = parseTlsRptReport(new TextDecoder().decode(bytes.value))
-        if (!parsed.ok)
-          return {
-            status: 'quarantine',
-            reason: { code: parsed.error.code, message: `${name}: ${parsed.error.message}` },
-          }
-        const policyDomain = parsed.report.policies[0]?.policyDomain ?? ''
-        const domain = await ctx.resolveDomain(policyDomain)
-        if (!domain.ok) return { status: 'quarantine', reason: domain.reason }
-        const stored = await deps.forensicTls.insertTls({
+        const stored = await storeTlsReport(storageDeps(deps, ctx), {
           accountId: ctx.accountId,
-          domainId: domain.domainId,
           messageId: ctx.messageId,
-          report: parsed.report,
+          json: new TextDecoder().decode(bytes.value),
+          name,
         })
+        if (!stored.ok) return { status: 'quarantine', reason: stored.reason }
         return {
-          ...stored,
+          status: stored.status,
+          id: stored.id,
           kind: 'tls-rpt',
-          detail: { report_id: parsed.report.reportId, domain: domain.name },
+          detail: { report_id: stored.reportId, domain: stored.domain },
         }
       },
     }
@@ -99,24 +93,19 @@ function toPayload(deps: IngestJobDeps, payload: ReportPayload): Payload {
     kind: 'forensic',
     name,
     async store(ctx: PayloadContext) {
-      const parsed = parseFailureReport(parts)
-      if (!parsed.ok) return { status: 'quarantine', reason: parsed.error }
-      const report = parsed.report
-      const fromDomain = report.original?.from?.match(/@([^>\s]+)/)?.[1]
-      const domain = await ctx.resolveDomain(report.reportedDomains[0] ?? fromDomain ?? '')
-      if (!domain.ok) return { status: 'quarantine', reason: domain.reason }
-      const keepLocalParts = !(await deps.redactForensic(ctx.accountId))
-      const stored = forensicReportForStorage(report, { hash: sha256, keepLocalParts })
-      const result = await deps.forensicTls.insertForensic({
-        accountId: ctx.accountId,
-        domainId: domain.domainId,
-        messageId: ctx.messageId,
-        contentHash: sha256(JSON.stringify(report)),
-        report: stored,
-      })
-      return { ...result, kind: 'forensic', detail: { domain: domain.name } }
+      const stored = await storeFailureReport(
+        { ...storageDeps(deps, ctx), sha256 },
+        { accountId: ctx.accountId, messageId: ctx.messageId, parts },
+      )
+      if (!stored.ok) return { status: 'quarantine', reason: stored.reason }
+      return { status: stored.status, id: stored.id, kind: 'forensic', detail: { domain: stored.domain } }
     },
   }
+}
+
+/** The TLS-RPT and failure reports of a message go where HTTPS submissions go (store-failure-tls.ts). */
+function storageDeps(deps: IngestJobDeps, ctx: PayloadContext): ReportStorageDeps {
+  return { reports: deps.forensicTls, resolveDomain: (_, policyDomain) => ctx.resolveDomain(policyDomain) }
 }
 
 // One memoised organizational-domain lookup per process: records repeat the same few domains.

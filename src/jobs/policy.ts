@@ -1,12 +1,9 @@
 import type { PgBoss } from 'pg-boss'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { ProgressionDeps } from '../../domain/policy/ports.ts'
 import { runProgression } from '../../domain/policy/use-cases.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
 import { PROGRESS_DOMAIN, SCHEDULE_PROGRESSION, send } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
-import { progressionDeps } from '../wiring/policy-progression.ts'
 
 // DMARC policy progression (issue #6, docs/policy-progression.md). Once a day a cron job (run once
 // across all workers by pg-boss) lists the verified domains with a hosted DMARC record and
@@ -20,20 +17,14 @@ import { progressionDeps } from '../wiring/policy-progression.ts'
 const BATCH = 500
 
 export interface PolicyJobDeps {
-  database: Database
-  dns: DnsResolver
+  progression: ProgressionDeps
   logger: Logger
-  now: () => Date
-  zone: string
-  /** Writes through connected DNS providers; without it only hosted records progress. */
-  providers?: Omit<ProviderWiring, 'database' | 'dns' | 'now'>
 }
 
 export class ProgressionWriteFailed extends Error {}
 
 export function policyJobs(boss: PgBoss, deps: PolicyJobDeps): JobHandler[] {
-  const providers = deps.providers === undefined ? undefined : dnsProviderDeps({ ...deps, ...deps.providers })
-  const progression = progressionDeps({ ...deps, providers })
+  const { progression } = deps
   return [
     handle(SCHEDULE_PROGRESSION, async () => {
       let after = 0

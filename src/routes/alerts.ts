@@ -1,7 +1,6 @@
 import { Elysia, t } from 'elysia'
-import { fail } from '../../domain/shared/result.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
-import { pgAlertStore, type StoredAlert } from '../../infrastructure/repositories/pg-alert-store.ts'
+import type { AlertStore } from '../../domain/alerts/ports.ts'
+import { getAlert, resolveAlert } from '../../domain/alerts/use-cases.ts'
 import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
@@ -14,19 +13,14 @@ import { AlertListQuery, alertFilters, alertModels, presentAlert } from './alert
 // and marked deprecated in OpenAPI. Alerts of another account are 404 `not_found`, as unknown ones.
 
 export interface AlertRouteDeps {
-  database: Database
+  alerts: AlertStore
   auth: AuthDeps
   now: () => Date
 }
 
 const AlertParams = t.Object({ alert: IdText({ description: 'The alert_id' }) })
 
-function found(alert: StoredAlert | null): StoredAlert {
-  return unwrap(alert === null ? fail({ code: 'not_found', resource: 'alert' }) : { ok: true, value: alert })
-}
-
 function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
-  const store = pgAlertStore(deps.database.db)
   const deprecated = prefix !== '/alerts'
   const detail = (summary: string, description: string) => ({
     summary: deprecated ? `${summary} (deprecated alias of /alerts)` : summary,
@@ -44,7 +38,7 @@ function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
       async ({ principal, query }) => {
         const filters = unwrap(alertFilters(query))
         const page = pageRequest(query)
-        return list(await store.list(principal.accountId, filters, page), page, presentAlert)
+        return list(await deps.alerts.list(principal.accountId, filters, page), page, presentAlert)
       },
       {
         auth: true,
@@ -59,7 +53,11 @@ function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
     .get(
       '/:alert',
       async ({ principal, params }) =>
-        item(presentAlert(found(await store.get(principal.accountId, params.alert)))),
+        item(
+          presentAlert(
+            unwrap(await getAlert(deps, { accountId: principal.accountId, alertId: params.alert })),
+          ),
+        ),
       {
         auth: true,
         params: AlertParams,
@@ -70,7 +68,11 @@ function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
     .post(
       '/:alert/resolve',
       async ({ principal, params }) =>
-        item(presentAlert(found(await store.resolve(principal.accountId, params.alert, deps.now())))),
+        item(
+          presentAlert(
+            unwrap(await resolveAlert(deps, { accountId: principal.accountId, alertId: params.alert })),
+          ),
+        ),
       {
         auth: true,
         params: AlertParams,

@@ -1,22 +1,14 @@
 import { Elysia, t } from 'elysia'
 import { cnameToPublish } from '../../domain/dmarc/hosting.ts'
 import { getDmarc, type HostingDeps, hostDmarc, updateDmarc } from '../../domain/dmarc/hosting-use-cases.ts'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { ProgressionWriteDeps } from '../../domain/policy/ports.ts'
 import { approveProposal, rollbackPolicy, viewProgression } from '../../domain/policy/use-cases.ts'
-import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
-import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
-import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { DomainText } from '../../plugins/input-schemas.ts'
-import type { Config } from '../config.ts'
-import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
-import { progressionDeps } from '../wiring/policy-progression.ts'
 import {
   DMARC_MODELS,
   presentApplied,
@@ -34,44 +26,18 @@ import { settle } from './provider-problems.ts'
 // (Elysia allows one parameter name per path position).
 
 export interface DmarcRouteDeps {
-  database: Database
+  /** Hosted DMARC records (their report address: compose.ts's `checks.reportAddress`). */
+  hosting: HostingDeps
+  progression: ProgressionWriteDeps
   reports: Pick<ReportReader, 'domainId'>
   auth: AuthDeps
-  dns: DnsResolver
-  now: () => Date
-  counter: RateLimitCounter
-  dnsWritesPerMinute: number
-  /** For domains whose `_dmarc` TXT is on a connected DNS provider (docs/policy-progression.md). */
-  providers: Pick<ProviderWiring, 'secrets' | 'verificationDns' | 'allowPrivate'>
-  spf: Config['spf']
-  /** The account's report address (compose.ts: `checks.reportAddress`), for default hosted records. */
-  reportAddress: (accountId: string) => Promise<string>
 }
 
 const writeErrors = { ...authErrors, 403: 'Error' } as const
 const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
 
 export function dmarcRoutes(deps: DmarcRouteDeps) {
-  const db = deps.database.db
-  const zone = deps.spf.zone
-  const dnsWrites = dnsWriteGate({ counter: deps.counter, perMinute: deps.dnsWritesPerMinute, now: deps.now })
-  const hosting: HostingDeps = {
-    store: pgDmarcHosting(db, { zone }),
-    dns: deps.dns,
-    now: deps.now,
-    reportAddress: deps.reportAddress,
-    dnsWrites,
-  }
-  const progression: ProgressionWriteDeps = {
-    ...progressionDeps({
-      database: deps.database,
-      dns: deps.dns,
-      now: deps.now,
-      zone,
-      providers: dnsProviderDeps({ ...deps, ...deps.providers }),
-    }),
-    dnsWrites,
-  }
+  const { hosting, progression } = deps
 
   return new Elysia({ name: 'routes:dmarc', prefix: '/domains', detail: { tags: ['DMARC'] } })
     .use(apiModels)

@@ -1,25 +1,18 @@
 import { Elysia, t } from 'elysia'
-import type { PgBoss } from 'pg-boss'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import { settlePlan } from '../../domain/dns-providers/publish.ts'
 import {
   authenticateProvider,
   deleteConnection,
   resolveConnection,
 } from '../../domain/dns-providers/use-cases.ts'
-import { planWrite, rollbackWrite, type WriteDeps } from '../../domain/dns-providers/writes.ts'
-import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import type { RandomBytes } from '../../domain/shared/random.ts'
+import { planWrite, rollbackWrite } from '../../domain/dns-providers/writes.ts'
 import { fail } from '../../domain/shared/result.ts'
-import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
-import { pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { IdText } from '../../plugins/input-schemas.ts'
-import { dnsProviderDeps } from '../wiring/dns-providers.ts'
 import {
   DNS_PROVIDER_MODELS,
   ImportBody,
@@ -34,20 +27,10 @@ import { settle } from './provider-problems.ts'
 // "DNS providers", docs/dns-providers.md "Connections, import and writes").
 
 export interface DnsProviderRouteDeps {
-  database: Database
+  /** The DNS provider use cases' deps (src/compose/dns-providers.ts). */
+  providers: ProviderDeps
   auth: AuthDeps
   now: () => Date
-  random: RandomBytes
-  secrets: SecretBox
-  dns: DnsResolver
-  counter: RateLimitCounter
-  dnsWritesPerMinute: number
-  allowPrivate: boolean
-  /** The job queue (runtime.boss): an import enqueues its job with its row. */
-  boss?: PgBoss | null
-  /** Uncached DNS for read-backs (runtime.verificationDns); `dns` (cached) otherwise. */
-  verificationDns?: DnsResolver
-  readBack?: WriteDeps['readBack']
 }
 
 const idParams = t.Object({ id: IdText({ description: 'A UUID' }) })
@@ -55,8 +38,8 @@ const notFound = (resource: string) => unwrap(fail({ code: 'not_found', resource
 const writeErrors = { ...authErrors, 403: 'Error', 404: 'Error' } as const
 
 export function dnsProviderRoutes(deps: DnsProviderRouteDeps) {
-  const useCases = dnsProviderDeps({ ...deps, readBack: deps.readBack })
-  const imports = pgImportStore(deps.database.db, { boss: deps.boss ?? null })
+  const useCases = deps.providers
+  const { imports } = useCases
 
   return new Elysia({
     name: 'routes:dns-providers',

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
+import type { ForensicTlsStore } from '../../domain/reports/failure-tls-reads.ts'
 import { periodOf } from '../../domain/reports/period.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
-import type { ForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'

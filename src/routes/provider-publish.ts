@@ -1,24 +1,27 @@
 import { Elysia, t } from 'elysia'
+import type { DmarcHostingStore } from '../../domain/dmarc/hosting-use-cases.ts'
 import { publishDmarcThroughProvider } from '../../domain/dmarc/provider-publish.ts'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import type { Published } from '../../domain/dns-providers/publish.ts'
+import type { SpfDeps } from '../../domain/spf-management/managed-change.ts'
 import { publishSpfThroughProvider } from '../../domain/spf-management/provider-publish.ts'
-import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
-import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
 import { DomainText } from '../../plugins/input-schemas.ts'
-import type { Config } from '../config.ts'
-import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
 import { DNS_PROVIDER_MODELS, presentPlan, presentWrite } from './dns-provider-models.ts'
 import { settle } from './provider-problems.ts'
 
 // SPF management and hosted DMARC written into the user's own zone through a connected DNS
 // provider (issue #7; docs/dns-providers.md "Publishing SPF and DMARC through a provider").
 
-export interface ProviderPublishDeps extends ProviderWiring {
+export interface ProviderPublishDeps {
+  providers: ProviderDeps
+  /** The hosted SPF records and their zone (SPF_ZONE). */
+  spf: Pick<SpfDeps, 'store' | 'zone'>
+  /** The hosted DMARC records. */
+  hosting: Pick<DmarcHostingStore, 'domain' | 'get'>
   auth: AuthDeps
-  spf: Config['spf']
 }
 
 const PublishBody = t.Object(
@@ -54,9 +57,7 @@ const publishRoute = (summary: string, description: string) =>
   }) as const
 
 export function providerPublishRoutes(deps: ProviderPublishDeps) {
-  const providers = dnsProviderDeps(deps)
-  const spf = { store: pgSpfStore(deps.database.db, { zone: deps.spf.zone }), zone: deps.spf.zone }
-  const hosting = pgDmarcHosting(deps.database.db, { zone: deps.spf.zone })
+  const { providers, spf, hosting } = deps
   return new Elysia({
     name: 'routes:provider-publish',
     prefix: '/domains',

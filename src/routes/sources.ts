@@ -5,13 +5,13 @@ import { MAX_DAYS, type Period, periodOf } from '../../domain/reports/period.ts'
 import { offsetOf, pageMeta } from '../../domain/shared/pagination.ts'
 import { invalid, type Result } from '../../domain/shared/result.ts'
 import { classifyStats, listSources } from '../../domain/sources/list-sources.ts'
+import type { SourceFigures } from '../../domain/sources/ports.ts'
+import { intelligenceDepsFor, sourceDepsFor } from '../../domain/sources/scoped-deps.ts'
 import { simulateProposal } from '../../domain/sources/simulate-proposal.ts'
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
 import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
 import { formatIp, parseIp } from '../../domain/spf/ip.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
-import { dailyVolumes, setOverride, sourceStats } from '../../infrastructure/repositories/pg-source-stats.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, pageRequest } from '../../plugins/envelope.ts'
@@ -20,7 +20,6 @@ import { DomainText, IpText, Line } from '../../plugins/input-schemas.ts'
 import { domainIdOf } from './domain-scope.ts'
 import { emptyPeriodMeta, PeriodQuery } from './reports.ts'
 import { presentSimulation, SimulateBody, SimulationModel } from './simulation-models.ts'
-import { intelligenceDepsFor, sourceDepsFor } from './source-deps.ts'
 import {
   IntelligenceModel,
   OverrideStatusInput,
@@ -38,7 +37,7 @@ import {
 // docs/simulation.md. Figures come from the daily rollups of the caller's account and domain only.
 
 export interface SourceRouteDeps {
-  database: Database
+  figures: SourceFigures
   reports: Pick<ReportReader, 'domainId' | 'latestReportAt'>
   auth: AuthDeps
   dns: DnsResolver
@@ -55,7 +54,7 @@ function sourceIp(text: string): Result<string> {
 }
 
 export function sourceRoutes(deps: SourceRouteDeps) {
-  const db = deps.database.db
+  const { figures } = deps
   const spfTree = (domain: string) => resolveSpfTree({ dns: deps.dns }, domain)
 
   /** The caller's domain: its id (403 domain_not_found otherwise) and its normalised name. */
@@ -66,9 +65,9 @@ export function sourceRoutes(deps: SourceRouteDeps) {
   }
 
   type Scope = Awaited<ReturnType<typeof domainOf>>
-  const sourceDeps = (scope: Scope) => sourceDepsFor(db, deps.dns, scope)
+  const sourceDeps = (scope: Scope) => sourceDepsFor(figures, deps.dns, scope)
   const volumeOf = async (scope: Scope, period: Period) =>
-    (await dailyVolumes(db, { ...scope, ...period })).reduce((sum, day) => sum + day.messages, 0)
+    (await figures.daily(scope, period)).reduce((sum, day) => sum + day.messages, 0)
 
   return new Elysia({ name: 'routes:sources', prefix: '/domains', detail: { tags: ['Sources'] } })
     .use(apiModels)
@@ -143,7 +142,7 @@ export function sourceRoutes(deps: SourceRouteDeps) {
         const scope = await domainOf(principal.accountId, params.name)
         const period = unwrap(periodOf(query, deps.now()))
         const page = pageRequest(query)
-        const result = await sourceIntelligence(intelligenceDepsFor(db, deps.dns, scope), {
+        const result = await sourceIntelligence(intelligenceDepsFor(figures, deps.dns, scope), {
           domain: scope.name,
           period,
         })
@@ -178,12 +177,12 @@ export function sourceRoutes(deps: SourceRouteDeps) {
         // shows; the source is answered with its figures over that period.
         const period = unwrap(periodOf({ days: MAX_DAYS }, deps.now()))
         const [stats, volume] = await Promise.all([
-          sourceStats(db, { ...scope, ...period, ip }),
+          figures.stats(scope, { ...period, ip }),
           volumeOf(scope, period),
         ])
         if (stats.length === 0) throw new FailureError({ code: 'not_found', resource: 'source' })
         const [override, tree] = await Promise.all([
-          setOverride(db, { ...scope, ip, status: body.status, note: body.note, now: deps.now() }),
+          figures.setOverride(scope, { ip, status: body.status, note: body.note, now: deps.now() }),
           spfTree(scope.name),
         ])
         const [view] = classifyStats({

@@ -1,24 +1,19 @@
 import { Elysia, t } from 'elysia'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
+import type { PublishDeps } from '../../domain/dns-providers/publish.ts'
 import { fail, type Result } from '../../domain/shared/result.ts'
 import {
   activateThroughProvider,
   addSourceThroughProvider,
   detectThroughProvider,
 } from '../../domain/spf-management/provider-sync.ts'
-import { DETECTION_DAYS } from '../../domain/spf-management/source-use-cases.ts'
+import { DETECTION_DAYS, type SourceDeps } from '../../domain/spf-management/source-use-cases.ts'
 import { getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
 import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
 import { DomainText, IpText } from '../../plugins/input-schemas.ts'
-import type { Config } from '../config.ts'
-import { dnsProviderDeps, type ProviderWiring } from '../wiring/dns-providers.ts'
-import { spfUseCaseDeps } from './spf-deps.ts'
 import { ActivateBody, AddSourceBody, SPF_MODELS } from './spf-models.ts'
 import {
   presentManagement,
@@ -34,16 +29,12 @@ import {
 // SPF management of a domain (issue #5): docs/spf-management.md ("Storage and API"), docs/api.md.
 
 export interface SpfRouteDeps {
-  database: Database
+  /** The SPF management use cases' deps (src/compose/spf.ts), shared with the dashboard. */
+  spf: SourceDeps
   reports: Pick<ReportReader, 'domainId'>
   auth: AuthDeps
-  dns: DnsResolver
-  now: () => Date
-  counter: RateLimitCounter
-  dnsWritesPerMinute: number
-  spf: Config['spf']
   /** Domains whose zone is on a connected DNS provider get add-to-spf written through it. */
-  providers?: Pick<ProviderWiring, 'secrets' | 'verificationDns' | 'allowPrivate'>
+  providers?: PublishDeps
 }
 
 /** Model errors name sources by index as `sources[3].network`; the API's fields are dotted. */
@@ -58,8 +49,8 @@ const writeErrors = { ...authErrors, 403: 'Error' } as const
 const domainParams = t.Object({ name: DomainText({ examples: ['example.com'] }) })
 
 export function spfRoutes(deps: SpfRouteDeps) {
-  const useCases = spfUseCaseDeps(deps)
-  const providers = deps.providers === undefined ? undefined : dnsProviderDeps({ ...deps, ...deps.providers })
+  const useCases = deps.spf
+  const providers = deps.providers
   return new Elysia({ name: 'routes:spf', prefix: '/domains', detail: { tags: ['SPF'] } })
     .use(apiModels)
     .use(authPlugin(deps.auth))

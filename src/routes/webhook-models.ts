@@ -1,10 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import { t } from 'elysia'
-import type {
-  WebhookAttempt,
-  WebhookDelivery,
-  WebhookSettings,
-} from '../../infrastructure/repositories/pg-webhook-store.ts'
+import type { WebhookAttempt, WebhookDelivery, WebhookSettings } from '../../domain/webhooks/settings.ts'
 import { enumOf, JsonObject, PageMeta } from '../../plugins/api-models.ts'
 import { Line } from '../../plugins/input-schemas.ts'
 import { MAX_WEBHOOK_URL_LENGTH } from './webhook-url.ts'

@@ -3,9 +3,7 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
 import { fail, invalid } from '../../domain/shared/result.ts'
 import { newWebhookSecret } from '../../domain/webhooks/payload.ts'
-import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
-import { pgWebhookStore } from '../../infrastructure/repositories/pg-webhook-store.ts'
+import type { WebhookStore } from '../../domain/webhooks/settings.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
@@ -18,11 +16,10 @@ import { checkWebhookUrl } from './webhook-url.ts'
 // docs/webhooks.md). Writes only touch the database: the worker's relay enqueues the attempts.
 
 export interface WebhookRouteDeps {
-  database: Database
+  webhooks: WebhookStore
   auth: AuthDeps
   now: () => Date
   random: RandomBytes
-  secrets: SecretBox
   dns: DnsResolver
   allowPrivate: boolean
 }
@@ -33,7 +30,7 @@ const deliveryParams = t.Object({ id: IdText({ description: 'The delivery id (a 
 const writeErrors = { ...authErrors, 404: 'Error' } as const
 
 export function webhookRoutes(deps: WebhookRouteDeps) {
-  const store = pgWebhookStore(deps.database.db, { secrets: deps.secrets })
+  const store = deps.webhooks
   const secret = () => newWebhookSecret(deps.random)
   return new Elysia({ name: 'routes:webhooks', prefix: '/webhooks', detail: { tags: ['Webhooks'] } })
     .use(apiModels)

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import type { AlertCandidate, AlertType } from '../../domain/alerts/alert.ts'
+import { evaluatePosture } from '../../domain/alerts/evaluation.ts'
 import { domains } from '../../infrastructure/db/schema/domains.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { eventsOf } from '../../infrastructure/repositories/pg-event-outbox.ts'
-import { evaluatePosture } from '../../src/jobs/alert-evaluation.ts'
+import { alertEvaluationDeps } from '../../src/compose/alerts.ts'
+import { stores } from '../../src/compose/stores.ts'
 import { type DnsTestServer, startDnsServer, type Zone } from '../support/dns-server.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
@@ -264,7 +266,7 @@ describe('the /v1/alerts alias', () => {
 describe('end to end: a posture check to an alert and back', () => {
   test('no DMARC record opens dmarc_missing; publishing one resolves it (condition_cleared)', async () => {
     const id = await domainId(owner.accountId, 'alerting.example')
-    const deps = { database: t.runtime.database, now: t.runtime.now, dns: t.runtime.dns }
+    const deps = alertEvaluationDeps(stores(t.runtime.database), t.runtime)
     const ref = { accountId: owner.accountId, domainId: id }
     const dmarcMissing = async () =>
       (await get('/alerts?domain=alerting.example&type=dmarc_missing')).body.data as Record<string, any>[]

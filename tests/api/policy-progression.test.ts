@@ -7,9 +7,11 @@ import {
 } from '../../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../../infrastructure/queue/handlers.ts'
 import { eventsOf } from '../../infrastructure/repositories/pg-event-outbox.ts'
+import { progressionDeps } from '../../src/compose/policy.ts'
+import { processStores } from '../../src/compose/stores.ts'
 import { policyJobs } from '../../src/jobs/policy.ts'
 import type { TestAccount } from '../support/test-app.ts'
-import { type DmarcWorld, type SourceDay, startDmarcWorld, ZONE } from './dmarc-world.ts'
+import { type DmarcWorld, type SourceDay, startDmarcWorld } from './dmarc-world.ts'
 
 // DMARC policy progression end to end (issue #6, contract §4): report figures in the database, the
 // progression job on a real pg-boss, the hosted record served by the built-in responder and read
@@ -25,8 +27,9 @@ const DAY = 86_400_000
 beforeAll(async () => {
   w = await startDmarcWorld()
   boss = w.t.runtime.boss!
-  const { database, logger, now } = w.t.runtime
-  await registerJobs(boss, policyJobs(boss, { database, dns: w.world, logger, now, zone: ZONE }))
+  const { runtime } = w.t
+  const progression = progressionDeps(processStores(runtime), { dns: w.world, now: runtime.now })
+  await registerJobs(boss, policyJobs(boss, { progression, logger: runtime.logger }))
   owner = await w.t.account()
 }, 60_000)
 afterAll(() => w.close())

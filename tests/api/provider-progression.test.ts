@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { evaluateAccount } from '../../domain/alerts/evaluation.ts'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { CHECK_DOMAIN, PROGRESS_DOMAIN, SCHEDULE_PROGRESSION } from '../../infrastructure/queue/catalogue.ts'
-import { evaluateAccount } from '../../src/jobs/alert-evaluation.ts'
+import { alertEvaluationDeps } from '../../src/compose/alerts.ts'
+import { stores } from '../../src/compose/stores.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
@@ -226,7 +228,7 @@ describe('policy progression through a connected PowerDNS', () => {
     const history = (await call(other, 'GET', '/domains/flaky.test/dmarc/progression')).body.data.history
     expect(history).toEqual([])
     // The operations evaluation raises an alert for the record that could not be written.
-    await evaluateAccount(t.runtime, other.accountId)
+    await evaluateAccount(alertEvaluationDeps(stores(t.runtime.database), t.runtime), other.accountId)
     const alerts = (await call(other, 'GET', '/alerts?status=open')).body.data
     expect(alerts).toContainEqual(
       expect.objectContaining({
@@ -243,7 +245,7 @@ describe('policy progression through a connected PowerDNS', () => {
     )
     expect(await dmarcOverDns('flaky.test')).toEqual(['v=DMARC1; p=quarantine'])
     // A successful write of the record resolves the alert.
-    await evaluateAccount(t.runtime, other.accountId)
+    await evaluateAccount(alertEvaluationDeps(stores(t.runtime.database), t.runtime), other.accountId)
     const open = (await call(other, 'GET', '/alerts?status=open')).body.data
     expect(open.filter((a: any) => a.type === 'dns_write_failing')).toEqual([])
   }, 60_000)

@@ -4,7 +4,8 @@ import { RETRY_DELAYS_MS } from '../../domain/webhooks/schedule.ts'
 import { events } from '../../infrastructure/db/schema/events.ts'
 import { signWebhook } from '../../infrastructure/http/webhook-signature.ts'
 import { DELIVER_WEBHOOK, type DeliverJob } from '../../infrastructure/queue/catalogue.ts'
-import { registerWebhookJobs, webhookJobDeps } from '../../src/jobs/webhooks.ts'
+import { webhookJobDeps } from '../../src/compose/webhooks.ts'
+import { registerWebhookJobs } from '../../src/jobs/webhooks.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts'
@@ -87,7 +88,7 @@ beforeAll(async () => {
   )
   // The app's clock follows the test clock (real time unless a test moves it).
   Object.defineProperty(t.clock, 'now', { get: now })
-  await registerWebhookJobs(boss(), { ...webhookJobDeps(t.runtime), now })
+  await registerWebhookJobs(boss(), { ...webhookJobDeps(t.runtime, boss()), now })
 }, 60_000)
 afterAll(async () => {
   await t.close()

@@ -3,7 +3,8 @@ import { sql } from 'drizzle-orm'
 import type { Page } from 'playwright-core'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
-import { registerWebhookJobs, type WebhookWorkers, webhookJobDeps } from '../../src/jobs/webhooks.ts'
+import { webhookJobDeps } from '../../src/compose/webhooks.ts'
+import { registerWebhookJobs, type WebhookWorkers } from '../../src/jobs/webhooks.ts'
 import type { BrowserSession, ServedApp } from '../support/browser.ts'
 import { ARTIFACTS, browserSession, checkAccessible, servedApp, signUp } from '../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
@@ -41,7 +42,7 @@ beforeAll(async () => {
   )
   t = served.t
   base = served.base
-  workers = await registerWebhookJobs(t.runtime.boss!, webhookJobDeps(t.runtime))
+  workers = await registerWebhookJobs(t.runtime.boss!, webhookJobDeps(t.runtime, t.runtime.boss!))
   chromium = await browserSession({ viewport: { width: 1280, height: 800 } })
 }, 60_000)
 afterAll(async () => {

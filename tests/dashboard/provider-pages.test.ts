@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { registerJobs } from '../../infrastructure/queue/handlers.ts'
+import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
+import { providerDeps } from '../../src/compose/dns-providers.ts'
+import { stores } from '../../src/compose.ts'
 import { dnsProviderJobs } from '../../src/jobs/dns-providers.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
 import { startTestApp, type TestApp } from '../support/test-app.ts'
@@ -191,18 +194,14 @@ describe('DNS providers pages against PowerDNS', () => {
     expect(queued.html).toContain('Waiting for the first zone')
     expect(queued.html).toContain('0 of 2 zones handled')
 
-    const { runtime, config } = t
+    const { runtime } = t
     await registerJobs(
       runtime.boss!,
       dnsProviderJobs(runtime.boss!, {
-        database: runtime.database,
+        providers: providerDeps(runtime, stores(runtime.database).counter),
+        verifications: pgDomainVerifications(runtime.database.db, runtime.boss!),
         logger: runtime.logger,
         now: runtime.now,
-        secrets: runtime.secrets,
-        dns: runtime.dns,
-        verificationDns: runtime.verificationDns,
-        allowPrivate: config.webhookAllowPrivate,
-        dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
       }),
     )
     let page = queued

@@ -1,17 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
+import {
+  alertWork,
+  type EvaluationDeps,
+  evaluatePosture,
+  evaluateReports,
+} from '../../../domain/alerts/evaluation.ts'
 import { accounts } from '../../../infrastructure/db/schema/accounts.ts'
 import { alerts } from '../../../infrastructure/db/schema/alerts.ts'
 import { domains } from '../../../infrastructure/db/schema/domains.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgAlertStore } from '../../../infrastructure/repositories/pg-alert-store.ts'
 import { pgDomainCheckStore } from '../../../infrastructure/repositories/pg-domain-check-store.ts'
-import {
-  alertWork,
-  type EvaluationDeps,
-  evaluatePosture,
-  evaluateReports,
-} from '../../../src/jobs/alert-evaluation.ts'
+import { alertEvaluationDeps } from '../../../src/compose/alerts.ts'
+import { stores } from '../../../src/compose/stores.ts'
 import { type Check, check, REPORT_ADDRESS } from '../../domain/alerts/posture-fixture.ts'
 import { reportMetadata } from '../../support/aggregate-metadata.ts'
 import { aggregateRecord, streamOf } from '../../support/aggregate-records.ts'
@@ -62,7 +64,7 @@ async function rows(type: string, id: number | null = domainId) {
 
 beforeAll(async () => {
   tdb = await createTestDatabase()
-  deps = { database: tdb.database, now: () => clock.now, dns: memoryDns({}) }
+  deps = alertEvaluationDeps(stores(tdb.database), { now: () => clock.now, dns: memoryDns({}) })
   const [a] = await db().insert(accounts).values({ ingestKey: 'eval-owner' }).returning({ id: accounts.id })
   owner = a!.id
   const created = await db()

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import type { AlertCandidate } from '../../../domain/alerts/alert.ts'
+import { alertWork, type EvaluationDeps, evaluateAccount } from '../../../domain/alerts/evaluation.ts'
 import { accounts } from '../../../infrastructure/db/schema/accounts.ts'
 import { alerts } from '../../../infrastructure/db/schema/alerts.ts'
 import { domains } from '../../../infrastructure/db/schema/domains.ts'
@@ -13,7 +14,8 @@ import { webhookAttempts, webhookDeliveries } from '../../../infrastructure/db/s
 import { pgAlertFacts } from '../../../infrastructure/repositories/pg-alert-facts.ts'
 import { pgAlertStore } from '../../../infrastructure/repositories/pg-alert-store.ts'
 import { eventsOf } from '../../../infrastructure/repositories/pg-event-outbox.ts'
-import { alertWork, type EvaluationDeps, evaluateAccount } from '../../../src/jobs/alert-evaluation.ts'
+import { alertEvaluationDeps } from '../../../src/compose/alerts.ts'
+import { stores } from '../../../src/compose/stores.ts'
 import { memoryDns } from '../../support/memory-dns.ts'
 import { createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
 
@@ -49,7 +51,7 @@ async function rows(type: string, id: number | null) {
 
 beforeAll(async () => {
   tdb = await createTestDatabase()
-  deps = { database: tdb.database, now: () => clock.now, dns: memoryDns({}) }
+  deps = alertEvaluationDeps(stores(tdb.database), { now: () => clock.now, dns: memoryDns({}) })
   const [a, b] = await db()
     .insert(accounts)
     .values([{ ingestKey: 'ops-owner' }, { ingestKey: 'ops-idle' }])

@@ -1,11 +1,19 @@
-import {
-  type AlertCandidate,
-  type AlertType,
-  mergeScopes,
-  type RuleScope,
-} from '../../domain/alerts/alert.ts'
-import { type AlertScope, reconcile } from '../../domain/alerts/lifecycle.ts'
-import { CHANGE_ALERT_TYPES, changeAlerts, changeScope } from '../../domain/alerts/rules/changes.ts'
+import type { DnsResolver } from '../dns/ports.ts'
+import type { Posture } from '../posture/posture.ts'
+import { classifyStats } from '../sources/list-sources.ts'
+import { resolveSpfTree } from '../spf/include-tree.ts'
+import { type AlertCandidate, type AlertType, mergeScopes, type RuleScope } from './alert.ts'
+import { type AlertScope, reconcile } from './lifecycle.ts'
+import type {
+  AlertDomain,
+  AlertFacts,
+  AlertFigures,
+  AlertStore,
+  AppliedPlan,
+  DomainRef,
+  OperationsFacts,
+} from './ports.ts'
+import { CHANGE_ALERT_TYPES, changeAlerts, changeScope } from './rules/changes.ts'
 import {
   DNS_WRITE_SCOPE,
   dnsWriteAlerts,
@@ -16,27 +24,10 @@ import {
   quarantineAlerts,
   WEBHOOK_SCOPE,
   webhookAlerts,
-} from '../../domain/alerts/rules/operations.ts'
-import { POSTURE_ALERT_TYPES, postureAlerts, postureScope } from '../../domain/alerts/rules/posture.ts'
-import { failureReportAlerts, reportAlerts, reportScope } from '../../domain/alerts/rules/reports.ts'
-import { recordSnapshot } from '../../domain/alerts/snapshot.ts'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
-import type { Posture } from '../../domain/posture/posture.ts'
-import { classifyStats } from '../../domain/sources/list-sources.ts'
-import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
-import {
-  type AlertDomain,
-  type DomainRef,
-  pgAlertFacts,
-} from '../../infrastructure/repositories/pg-alert-facts.ts'
-import { type AppliedPlan, pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
-import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
-import {
-  dailyVolumes,
-  listOverrides,
-  sourceStats,
-} from '../../infrastructure/repositories/pg-source-stats.ts'
+} from './rules/operations.ts'
+import { POSTURE_ALERT_TYPES, postureAlerts, postureScope } from './rules/posture.ts'
+import { failureReportAlerts, reportAlerts, reportScope } from './rules/reports.ts'
+import { recordSnapshot } from './snapshot.ts'
 
 // The alert evaluations the jobs run (docs/alerts.md, "Storage, jobs and API"): read the stored
 // facts, run the pure rules, reconcile with the open alerts and apply the plan with its events.
@@ -47,7 +38,10 @@ import {
 // how far they have reported (`detectedAt` of the change rules, `latestAt` of the failure reports).
 
 export interface EvaluationDeps {
-  database: Database
+  alerts: AlertStore
+  facts: AlertFacts
+  operations: OperationsFacts
+  figures: AlertFigures
   now: () => Date
   /** The SPF include tree classifies sources the same way the sources list does. */
   dns: DnsResolver
@@ -62,15 +56,8 @@ export const REPORT_WINDOW_DAYS = 7
 const NO_FAMILY: RuleScope = { rulesEvaluated: [] }
 const REPORT_TYPES: readonly AlertType[] = reportScope().rulesEvaluated
 
-function storesOf(deps: EvaluationDeps) {
-  const db = deps.database.db
-  return { db, alerts: pgAlertStore(db), facts: pgAlertFacts(db), operations: pgOperationsFacts(db) }
-}
-
-type Stores = ReturnType<typeof storesOf>
-
 async function apply(
-  { alerts }: Stores,
+  { alerts }: EvaluationDeps,
   ref: { accountId: string; domainId: number | null },
   candidates: readonly AlertCandidate[],
   scope: AlertScope,
@@ -98,8 +85,7 @@ function add(total: AppliedPlan, applied: AppliedPlan): void {
  * too), then the latest check through the posture rules.
  */
 export async function evaluatePosture(deps: EvaluationDeps, ref: DomainRef): Promise<AppliedPlan> {
-  const stores = storesOf(deps)
-  const { alerts, facts } = stores
+  const { alerts, facts } = deps
   const now = deps.now()
   const domain = await facts.domain(ref.accountId, ref.domainId)
   if (domain === null) return tally()
@@ -119,7 +105,7 @@ export async function evaluatePosture(deps: EvaluationDeps, ref: DomainRef): Pro
     if (checks[i]!.checkedAt < since || (reported !== null && at <= reported.getTime())) continue
     const input = { domain: domain.name, previous: recordSnapshot(checks[i - 1]!.findings), current }
     const candidates = changeAlerts(input)
-    add(total, await apply(stores, ref, candidates, { ...changeScope(input), domain: domain.name }, now))
+    add(total, await apply(deps, ref, candidates, { ...changeScope(input), domain: domain.name }, now))
     if (candidates.length > 0) reported = new Date(at)
   }
 
@@ -147,17 +133,16 @@ export async function evaluatePosture(deps: EvaluationDeps, ref: DomainRef): Pro
  * yesterday's sources, classified as the sources list classifies them.
  */
 export async function evaluateReports(deps: EvaluationDeps, ref: DomainRef): Promise<AppliedPlan> {
-  const stores = storesOf(deps)
-  const { db, facts } = stores
+  const { facts, figures } = deps
   const now = deps.now()
   const domain = await facts.domain(ref.accountId, ref.domainId)
   if (domain === null) return tally()
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS
   const yesterday = isoDay(today - DAY_MS)
   const [daily, stats, overrides] = await Promise.all([
-    dailyVolumes(db, { ...ref, from: isoDay(today - REPORT_WINDOW_DAYS * DAY_MS), to: yesterday }),
-    sourceStats(db, { ...ref, from: yesterday, to: yesterday }),
-    listOverrides(db, ref),
+    figures.daily(ref, { from: isoDay(today - REPORT_WINDOW_DAYS * DAY_MS), to: yesterday }),
+    figures.stats(ref, { from: yesterday, to: yesterday }),
+    figures.overrides(ref),
   ])
   const spfTree = stats.length === 0 ? null : await resolveSpfTree({ dns: deps.dns }, domain.name)
   const views = classifyStats({ domain: domain.name, stats, overrides, spfTree })
@@ -179,7 +164,7 @@ export async function evaluateReports(deps: EvaluationDeps, ref: DomainRef): Pro
     sources,
     policy: domain.dmarcPolicy ?? 'missing',
   })
-  return apply(stores, ref, candidates, { ...reportScope(), domain: domain.name }, now)
+  return apply(deps, ref, candidates, { ...reportScope(), domain: domain.name }, now)
 }
 
 /** Whether the check's DMARC record sends aggregate reports to this account; null when unknown. */
@@ -198,12 +183,12 @@ const later = (a: Date, b: Date | null) => (b !== null && b > a ? b : a)
  * verification on, and not at all before it.
  */
 async function domainOperations(
-  stores: Stores,
+  deps: EvaluationDeps,
   accountId: string,
   domain: AlertDomain,
   now: Date,
 ): Promise<AppliedPlan> {
-  const { facts, operations } = stores
+  const { facts, operations } = deps
   const ref = { accountId, domainId: domain.domainId }
   let noReports: { candidates: AlertCandidate[]; scope: RuleScope } = { candidates: [], scope: NO_FAMILY }
   if (domain.verifiedAt !== null) {
@@ -237,7 +222,7 @@ async function domainOperations(
   const candidates = [...noReports.candidates, ...failureReportAlerts({ domain: domain.name, newReports })]
   // failure_report_received is an event type: it is never in a scope, the user resolves it.
   const scope = { ...mergeScopes(noReports.scope, NO_FAMILY), domain: domain.name }
-  return apply(stores, ref, candidates, scope, now)
+  return apply(deps, ref, candidates, scope, now)
 }
 
 /**
@@ -245,8 +230,7 @@ async function domainOperations(
  * domain), then `no_reports` and failure reports for each of its domains.
  */
 export async function evaluateAccount(deps: EvaluationDeps, accountId: string): Promise<AppliedPlan> {
-  const stores = storesOf(deps)
-  const { facts, operations } = stores
+  const { facts, operations } = deps
   const now = deps.now()
   const [webhook, quarantine, failingWrites] = await Promise.all([
     operations.webhookFacts(accountId),
@@ -257,7 +241,7 @@ export async function evaluateAccount(deps: EvaluationDeps, accountId: string): 
   add(
     total,
     await apply(
-      stores,
+      deps,
       { accountId, domainId: null },
       [...webhookAlerts(webhook), ...quarantineAlerts(quarantine), ...dnsWriteAlerts(failingWrites)],
       { ...mergeScopes(WEBHOOK_SCOPE, QUARANTINE_SCOPE, DNS_WRITE_SCOPE), domain: null },
@@ -265,13 +249,13 @@ export async function evaluateAccount(deps: EvaluationDeps, accountId: string): 
     ),
   )
   for (const domain of await facts.accountDomains(accountId))
-    add(total, await domainOperations(stores, accountId, domain, now))
+    add(total, await domainOperations(deps, accountId, domain, now))
   return total
 }
 
 /** What the schedulers enqueue: one job per domain (posture, reports) or account (operations). */
 export function alertWork(deps: EvaluationDeps) {
-  const { facts, operations } = storesOf(deps)
+  const { facts, operations } = deps
   return {
     postureDue: () => facts.domainsCheckedSince(new Date(deps.now().getTime() - POSTURE_LOOKBACK_MS)),
     reportsDue: () => {

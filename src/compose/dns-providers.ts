@@ -1,18 +1,22 @@
+import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
 import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { providerOpener, providerRegistry } from '../../infrastructure/dns-providers/registry.ts'
-import { pgConnectionStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
+import { pgConnectionStore, pgImportStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-writes.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
+import type { Runtime } from '../compose.ts'
 
-// Use-case deps built from the database, shared by the API routes, the dashboard and the import job
-// (docs/architecture.md, "Where things go"): neither imports the other.
+// The DNS provider use cases' deps (domain/dns-providers/imports.ts, ProviderDeps), built once per
+// process by the composition root (src/compose.ts, src/worker.ts) and handed to the API routes, the
+// dashboard and the import job, which never build them.
 
 /** What the DNS provider use cases need, built once per process (the API and the worker alike). */
 export interface ProviderWiring {
@@ -26,15 +30,18 @@ export interface ProviderWiring {
   dnsWritesPerMinute?: number
   /** DNS read-back after a write: attempts × interval (default 20 × 250 ms). */
   readBack?: WriteDeps['readBack']
+  /** The job queue: an import enqueues its job with its row (null where no queue runs). */
+  boss: PgBoss | null
 }
 
-export function dnsProviderDeps(wiring: ProviderWiring) {
+export function dnsProviderDeps(wiring: ProviderWiring): ProviderDeps {
   const db = wiring.database.db
   const connections = pgConnectionStore(db, { secrets: wiring.secrets })
   const registry = providerRegistry({ dns: wiring.dns, allowPrivate: wiring.allowPrivate })
   const counter = wiring.counter ?? pgRateLimitCounter(wiring.database.countersDb)
   return {
     connections,
+    imports: pgImportStore(db, { boss: wiring.boss }),
     build: registry.build,
     open: providerOpener(registry, connections.secretOf),
     writes: pgWriteStore(db),
@@ -47,4 +54,23 @@ export function dnsProviderDeps(wiring: ProviderWiring) {
     /** One DNS write against the account's limit, shared with SPF management (scope `dns_writes`). */
     dnsWrites: dnsWriteGate({ counter, perMinute: wiring.dnsWritesPerMinute ?? 10, now: wiring.now }),
   }
+}
+
+/** The DNS provider use cases' deps, for the API, the dashboard and the import job alike. */
+export function providerDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'secrets' | 'dns' | 'verificationDns' | 'now' | 'boss'>,
+  counter: RateLimitCounter,
+): ProviderDeps {
+  const { config } = runtime
+  return dnsProviderDeps({
+    database: runtime.database,
+    secrets: runtime.secrets,
+    dns: runtime.dns,
+    verificationDns: runtime.verificationDns,
+    allowPrivate: config.webhookAllowPrivate,
+    now: runtime.now,
+    counter,
+    dnsWritesPerMinute: config.rateLimits.dnsWritesPerMinute,
+    boss: runtime.boss,
+  })
 }

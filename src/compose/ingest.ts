@@ -1,0 +1,88 @@
+import { acceptMessage } from '../../domain/ingest/accept.ts'
+import type { AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
+import { ingestKeyOf } from '../../domain/ingest/routing.ts'
+import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
+import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
+import type { Database } from '../../infrastructure/db/database.ts'
+import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
+import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
+import type { Runtime } from '../compose.ts'
+import type { IngestJobDeps } from '../jobs/ingest.ts'
+import { type IngestNow, ingestNow } from '../wiring/ingest-now.ts'
+
+// Report intake's wiring: the one accept function every path calls, the report job's deps, and
+// intake with the outcome for the paths that process at once (docs/ingestion.md).
+
+/** The account's verified domain a report is about, looked up in the database. */
+export const reportDomains = (database: Database) => (accountId: string, policyDomain: string) =>
+  resolveReportDomain(database.db, accountId, policyDomain)
+
+export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+
+/** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
+export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now'>) {
+  const store = pgIngestMessageStore(runtime.database.db, runtime.boss)
+  // Every message looks its account up by ingest key: cached briefly (docs/ingestion.md).
+  const accountByIngestKey = cacheFound((key) => store.accountByIngestKey(key), {
+    ttlMs: 30_000,
+    max: 10_000,
+    now: () => runtime.now().getTime(),
+  })
+  const messages = { ...store, accountByIngestKey }
+  const accept: AcceptMessage = (input) =>
+    acceptMessage(
+      {
+        messages,
+        ingestDomain: runtime.config.ingestDomain,
+        maxBytes: runtime.config.ingestMaxMessageBytes,
+        sha256: sha256Hex,
+        now: runtime.now,
+      },
+      input,
+    )
+  const knowsRecipient: KnowsRecipient = async (address) => {
+    const key = ingestKeyOf(address, runtime.config.ingestDomain)
+    return key !== null && (await messages.accountByIngestKey(key)) !== null
+  }
+  return { messages, accept, knowsRecipient }
+}
+
+/** What the report job needs: the worker's, and the same for callers that process inline. */
+export function ingestJobDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now'>,
+  messages: IngestJobDeps['messages'],
+): IngestJobDeps {
+  const { config } = runtime
+  const forensicTls = pgForensicTlsStore(runtime.database.db)
+  return {
+    database: runtime.database,
+    messages,
+    forensicTls,
+    dns: runtime.dns,
+    logger: runtime.logger,
+    now: runtime.now,
+    limits: {
+      maxDecompressedBytes: config.ingestMaxReportBytes,
+      maxZipEntries: 32,
+      maxCompressionRatio: 1000,
+      maxParts: 1000,
+    },
+  }
+}
+
+// Two files processed inline at once per process: a large report takes ~230 MB and a core while it
+// streams (docs/ingestion.md), so more would only compete; the rest wait their turn.
+const INLINE_CONCURRENCY = 2
+
+/** Intake that processes at once and answers with the outcome (POST /ingest/reports, cli import, upload). */
+export function reportImport(
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
+): IngestNow {
+  const { accept, messages } = intake(runtime)
+  return ingestNow({
+    accept,
+    job: ingestJobDeps(runtime, messages),
+    gate: concurrencyLimit(INLINE_CONCURRENCY),
+  })
+}

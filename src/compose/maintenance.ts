@@ -1,0 +1,16 @@
+import type { Db } from '../../infrastructure/db/database.ts'
+import { maintainPartitions } from '../../infrastructure/repositories/pg-partitions.ts'
+import { deleteExpiredCounters } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
+import { applyRetention } from '../../infrastructure/repositories/pg-retention.ts'
+import { deleteExpiredSessions } from '../../infrastructure/repositories/pg-session-store.ts'
+import type { Housekeeping } from '../jobs/maintenance.ts'
+
+/** The maintenance jobs' housekeeping on the process's database. */
+export function housekeeping(db: Db): Housekeeping {
+  return {
+    deleteExpiredCounters: (nowSeconds) => deleteExpiredCounters(db, nowSeconds),
+    deleteExpiredSessions: (now) => deleteExpiredSessions(db, now),
+    maintainPartitions: (input) => maintainPartitions(db, input),
+    applyRetention: () => applyRetention(db),
+  }
+}

@@ -1,0 +1,22 @@
+import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { SourceDeps } from '../../domain/spf-management/source-use-cases.ts'
+import type { ProcessStores } from './stores.ts'
+
+/**
+ * The SPF management use cases' deps, built once per process and handed to the API routes and the
+ * dashboard alike, so both write through the same store, DNS and DNS-write budget.
+ */
+export function spfUseCaseDeps(
+  s: Pick<ProcessStores, 'spf' | 'spfActivity'>,
+  runtime: { dns: DnsResolver; now: () => Date; config: { spf: { zone: string } } },
+  dnsWrites: SourceDeps['dnsWrites'],
+): SourceDeps {
+  return {
+    store: s.spf,
+    dns: runtime.dns,
+    now: runtime.now,
+    zone: runtime.config.spf.zone,
+    activity: s.spfActivity,
+    dnsWrites,
+  }
+}
