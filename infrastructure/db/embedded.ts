@@ -89,6 +89,34 @@ function takeLock(
   throw new Error(`could not take the lock ${path}`)
 }
 
+/**
+ * The socket server for the CLI and psql, with our queue in place of pglite-socket's per-message one:
+ * it keeps a client's statements and transactions atomic against the service's own queries, and
+ * gives back whatever a client that goes away held (see socket-queue.ts).
+ */
+export function socketServer(
+  pglite: PGlite,
+  path: string,
+  options: { idleTimeoutMs?: number } = {},
+): PGLiteSocketServer {
+  const server = new PGLiteSocketServer({ db: pglite, path, maxConnections: MAX_SOCKET_CLIENTS })
+  const internals = server as unknown as SocketServerInternals
+  internals.queryQueue = exclusiveQueue(pglite, {
+    idleTimeoutMs: options.idleTimeoutMs ?? IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    // pglite-socket's own idle-timeout path: drops the client's slot and closes its socket.
+    disconnect: (handlerId) => {
+      for (const handler of internals.handlers)
+        if (handler.handlerId === handlerId) handler.handleError(new Error('Idle timeout'))
+    },
+  })
+  return server
+}
+
+/** The queue a socket server runs (tests and diagnostics). */
+export function queueOf(server: PGLiteSocketServer): ReturnType<typeof exclusiveQueue> {
+  return (server as unknown as { queryQueue: ReturnType<typeof exclusiveQueue> }).queryQueue
+}
+
 export interface EmbeddedOptions {
   dataDir: string
   /** Serve the database on a Unix socket for the CLI and psql (the service does; the CLI does not). */
@@ -124,19 +152,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
   let server: PGLiteSocketServer | null = null
   if (serve) {
     rmSync(socketPath, { force: true })
-    server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: MAX_SOCKET_CLIENTS })
-    const internals = server as unknown as SocketServerInternals
-    // Replace the per-message queue with one that keeps a client's statements and transactions
-    // atomic against the service's own queries, and gives back whatever a client that goes away
-    // held (see socket-queue.ts).
-    internals.queryQueue = exclusiveQueue(pglite, {
-      idleTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,
-      // pglite-socket's own idle-timeout path: drops the client's slot and closes its socket.
-      disconnect: (handlerId) => {
-        for (const handler of internals.handlers)
-          if (handler.handlerId === handlerId) handler.handleError(new Error('Idle timeout'))
-      },
-    })
+    server = socketServer(pglite, socketPath)
     await server.start()
   }
   return wrapPglite(pglite, async () => {

@@ -30,9 +30,13 @@ function message(type: number, body: Uint8Array = new Uint8Array()): Uint8Array 
   return out
 }
 const cString = (text: string) => new TextEncoder().encode(`${text}\0`)
-// CopyFail ends a COPY FROM STDIN the client left open (ignored outside copy mode); Sync ends an
-// extended-query sequence (and its implicit transaction, or the skipping after an error).
+// A client gone mid-sequence must not have its work committed (PostgreSQL aborts a backend's open
+// transaction when its client goes away). CopyFail ends a COPY FROM STDIN it left open (ignored
+// outside copy mode); an Execute of a portal that does not exist fails, which aborts the implicit
+// transaction of the extended-query sequence (or puts an explicit one in the failed state); Sync
+// then ends the sequence, and ROLLBACK an explicit transaction.
 const COPY_FAIL = message(0x66, cString('client disconnected'))
+const ABORT = message(0x45, new Uint8Array([...cString('dmarcwatch: client disconnected'), 0, 0, 0, 0]))
 const SYNC = message(0x53)
 const ROLLBACK = message(0x51, cString('ROLLBACK'))
 
@@ -149,6 +153,7 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
       if (client.midSequence) {
         const output: Uint8Array[] = []
         await exec(COPY_FAIL, output)
+        await exec(ABORT, output)
         await exec(SYNC, output)
         status = lastReadyStatus(output) ?? status
       }
