@@ -40,6 +40,7 @@ import { routeTable } from '../plugins/route-table.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
+import { boundedReadiness } from './readiness.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
 import { dnsProviderRoutes } from './routes/dns-providers.ts'
@@ -309,7 +310,7 @@ export function buildApp(runtime: Runtime) {
       }),
     )
     .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))
-    .use(healthRoutes({ ready: () => migrationsApplied(database) }))
+    .use(healthRoutes({ ready: boundedReadiness(() => migrationsApplied(database)) }))
     .use(metricsRoutes({ token: config.metricsToken, boss: runtime.boss, dns: runtime.dns }))
     .use(api)
     .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))

@@ -9,6 +9,7 @@ import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } fr
 import { ConfigError, loadConfig } from './config.ts'
 import { createQueues } from './jobs/queues.ts'
 import { openDatabase } from './open-database.ts'
+import { boundedReadiness } from './readiness.ts'
 import { workerEndpoints } from './routes/metrics.ts'
 import { startWorkers } from './worker.ts'
 
@@ -71,7 +72,7 @@ const metricsServer =
           token: config.metricsToken,
           boss,
           dns: runtime.dns,
-          ready: () => migrationsApplied(database),
+          ready: boundedReadiness(() => migrationsApplied(database)),
         }),
       })
     : null
