@@ -1,7 +1,9 @@
+import { join, resolve } from 'node:path'
 import type { PgBoss } from 'pg-boss'
 import { migrate, migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { startAuthoritativeResponder } from '../infrastructure/dns/authoritative-responder.ts'
 import { batchedStdout, errorFields, jsonLogger } from '../infrastructure/logging/json-logger.ts'
+import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/intake-socket.ts'
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { pgSpfStore } from '../infrastructure/repositories/pg-spf-store.ts'
@@ -89,6 +91,16 @@ const smtp =
         },
       )
     : null
+// The embedded database's holder takes `bun run cli ingest` messages on DATA_DIR/intake.sock, so a
+// mail server's burst of pipe processes costs no database sessions (docs/ingestion.md).
+const intakeSocketPath = join(resolve(config.dataDir), INTAKE_SOCKET_FILE)
+const intakeSocket =
+  database.kind === 'pglite' && intakeSocketPath.length <= 107
+    ? await serveIntakeSocket(
+        { ...intake(runtime), logger },
+        { path: intakeSocketPath, maxMessageBytes: config.ingestMaxMessageBytes },
+      )
+    : null
 // The authoritative responder for SPF_ZONE (managed SPF and DMARC records) runs with the API.
 const responder =
   config.spf.dnsPort !== null && config.role !== 'worker'
@@ -110,6 +122,7 @@ logger.info('dmarcwatch started', {
   smtp: smtp ? `${config.smtp?.lmtp ? 'lmtp' : 'smtp'}://${config.smtp?.host}:${smtp.port}` : undefined,
   dns: responder ? `${config.spf.dnsHost}:${responder.port} (${config.spf.zone})` : undefined,
   metrics: metricsServer ? `http://${config.host}:${metricsServer.port}/metrics` : undefined,
+  intake_socket: intakeSocket ? intakeSocketPath : undefined,
 })
 
 let stopping = false
@@ -128,6 +141,7 @@ async function shutdown(signal: string): Promise<void> {
     await app?.stop(false)
     await metricsServer?.stop()
     await smtp?.close()
+    await intakeSocket?.close()
     await responder?.close()
     await boss.stop({
       graceful: true,

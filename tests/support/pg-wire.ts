@@ -84,7 +84,10 @@ export class WireClient {
   }
 
   /** Connects to a Unix socket; with `startup` (the default) also completes the startup exchange. */
-  static async connect(path: string, options: { startup?: boolean } = {}): Promise<WireClient> {
+  static async connect(
+    path: string,
+    options: { startup?: boolean; timeoutMs?: number } = {},
+  ): Promise<WireClient> {
     const socket = createConnection({ path })
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve)
@@ -93,7 +96,7 @@ export class WireClient {
     const client = new WireClient(socket)
     if (options.startup ?? true) {
       client.send(msg.startup())
-      await client.until('Z')
+      await client.until('Z', options.timeoutMs)
     }
     return client
   }
