@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -81,12 +81,14 @@ test('30 concurrent cli ingest and 10 SIGKILLed socket clients: each accepted me
       `X-Burst-Sequence: ${i}\r\n${raw}`,
     ),
   )
-  // Nine more lock holders, killed one after another while the burst runs.
-  for (let i = 1; i < 10; i++) {
-    const child = await victim(i % 2 === 0 ? 'transaction' : 'extended', `victim-${i}`)
+  // Nine more lock holders among the burst, each killed 150 ms after it got the lock.
+  const victims = Array.from({ length: 9 }, async (_, i) => {
+    await Bun.sleep(100 * i)
+    const child = await victim(i % 2 === 0 ? 'extended' : 'transaction', `victim-${i + 1}`)
     await Bun.sleep(150)
     child.kill('SIGKILL')
-  }
+  })
+  await Promise.all(victims)
   mark('victims killed')
   const results = await Promise.all(ingests)
   mark('burst done')
@@ -110,7 +112,18 @@ test('30 concurrent cli ingest and 10 SIGKILLed socket clients: each accepted me
   expect(after.code).toBe(0)
   expect(JSON.parse(after.stdout)).toHaveLength(1)
 
+  // Refused by the service: exit 1 (the mail server bounces), the same line as without a service.
+  const refused = await runCli(['ingest', '--recipient', 'nobody@reports.example.net'], env, raw)
+  expect({ code: refused.code, stderr: refused.stderr.trim() }).toEqual({
+    code: 1,
+    stderr: 'not accepted: nobody@reports.example.net is not a report address of this service',
+  })
+
   service.child.kill('SIGTERM')
   expect(await service.child.exited).toBe(0)
+  // No service: the socket is gone and the CLI stores the message with its own session.
+  expect(existsSync(join(dataDir, 'intake.sock'))).toBe(false)
+  const alone = await runCli(['ingest', '--recipient', address], env, `X-Burst-Sequence: alone\r\n${raw}`)
+  expect({ code: alone.code, stderr: alone.stderr }).toEqual({ code: 0, stderr: '' })
   console.log(`burst test: ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }, 120_000)
