@@ -40,6 +40,26 @@ const ABORT = message(0x45, new Uint8Array([...cString('dmarcwatch: client disco
 const SYNC = message(0x53)
 const ROLLBACK = message(0x51, cString('ROLLBACK'))
 
+// PGlite has no client to read COPY data from: a COPY FROM STDIN sent over the socket makes its
+// backend hit end-of-file, end the session with FATAL "protocol synchronization was lost", and hang
+// every later call (pglite 0.5). Such a statement is replaced by one that fails the same way a
+// refused statement does (aborting a transaction it is in), before it reaches PGlite. COPY TO
+// STDOUT works and is left alone; the match is deliberately broad (comments, literals).
+const COPY_FROM_STDIN = /\bcopy\b[\s\S]*?\bfrom\s+stdin\b/i
+const REFUSE_COPY = `DO $$ BEGIN RAISE EXCEPTION 'COPY FROM STDIN is not supported through the embedded database socket' USING ERRCODE = 'feature_not_supported'; END $$`
+
+/** A Query or Parse message whose statement is a COPY FROM STDIN, rewritten to fail; others as they are. */
+export function refuseCopyFromStdin(data: Uint8Array): Uint8Array {
+  const type = data[0]
+  if (type !== 0x51 && type !== 0x50) return data
+  const text = new TextDecoder().decode(data.subarray(5))
+  if (!COPY_FROM_STDIN.test(text)) return data
+  if (type === 0x51) return message(0x51, cString(REFUSE_COPY))
+  // Parse: statement name, query, then parameter types (none are needed by the replacement).
+  const name = text.slice(0, text.indexOf('\0'))
+  return message(0x50, new Uint8Array([...cString(name), ...cString(REFUSE_COPY), 0, 0]))
+}
+
 /** The status byte of the last ReadyForQuery ('Z') in a response: I idle, T in transaction, E failed. */
 export function lastReadyStatus(chunks: Uint8Array[]): number | null {
   // Messages can span chunks: walk the whole response as one byte sequence.
@@ -188,7 +208,14 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
     // that closes meanwhile stops after the message running now; close() then cleans up.
     for (const part of parts) {
       if (client.closed) return 0
-      await exec(part, output, onData)
+      try {
+        await exec(part, output, onData)
+      } catch (error) {
+        // The session's state is unknown: the cleanup on close (pglite-socket closes the client on
+        // this error) must end whatever sequence or transaction may be open.
+        client.midSequence = true
+        throw error
+      }
     }
     const status = lastReadyStatus(output)
     client.midSequence = status === null
@@ -246,11 +273,12 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
             }
           : async () => {
               if (client.closed) return 0
-              if (DEFERRED.has(data[0]!)) {
-                client.pending.push(data)
+              const safe = refuseCopyFromStdin(data)
+              if (DEFERRED.has(safe[0]!)) {
+                client.pending.push(safe)
                 return 0
               }
-              const parts = [...client.pending, data]
+              const parts = [...client.pending, safe]
               client.pending = []
               return run(client, parts, onData)
             }

@@ -254,3 +254,28 @@ test('pipelined messages of one client run in order, each answered once', async 
   client.terminate()
   await settled()
 })
+
+test('COPY FROM STDIN is refused before it reaches PGlite (it would end PGlite’s session); COPY TO STDOUT works', async () => {
+  const client = await WireClient.connect(path)
+  const refused = await client.query('COPY t FROM STDIN')
+  expect(refused.status).toBe('I')
+  expect(refused.error).toContain('COPY FROM STDIN is not supported through the embedded database socket')
+  expect(refused.error).toContain('0A000')
+  // Inside a transaction the refusal fails it, as any error would.
+  expect((await client.query('BEGIN')).status).toBe('T')
+  expect((await client.query('/* bulk */ copy t (v) from stdin')).status).toBe('E')
+  expect((await client.query('ROLLBACK')).status).toBe('I')
+  // The extended protocol: refused at Execute.
+  client.send(msg.parse('COPY t FROM STDIN', 'load'), msg.bind('', 'load'), msg.execute(), msg.sync())
+  const extended = await client.until('Z')
+  expect(extended.some((m) => m.type === 'E')).toBe(true)
+  client.send(
+    msg.query("insert into t values ('copied-out'); COPY (select v from t where v = 'copied-out') TO STDOUT"),
+  )
+  const out = await client.until('Z')
+  expect(out.filter((m) => m.type === 'd').map((m) => new TextDecoder().decode(m.body))).toEqual([
+    'copied-out\n',
+  ])
+  client.terminate()
+  await settled()
+})
