@@ -48,6 +48,23 @@ const ROLLBACK = message(0x51, cString('ROLLBACK'))
 const COPY_FROM_STDIN = /\bcopy\b[\s\S]*?\bfrom\s+stdin\b/i
 const REFUSE_COPY = `DO $$ BEGIN RAISE EXCEPTION 'COPY FROM STDIN is not supported through the embedded database socket' USING ERRCODE = 'feature_not_supported'; END $$`
 
+// Frontend messages of protocol 3.0 a trust-authenticated session may send (PostgreSQL protocol,
+// "Message Formats"). PostgreSQL answers any other type with FATAL and ends the session; PGlite
+// then hangs every later call, so such a client is cut off here before PGlite sees the message.
+const FRONTEND = new Set([0x51, 0x50, 0x42, 0x44, 0x45, 0x43, 0x48, 0x53, 0x46, 0x64, 0x63, 0x66, 0x58])
+const PROTOCOL_3 = 196608
+
+function acceptable(data: Uint8Array): boolean {
+  if (FRONTEND.has(data[0]!)) return true
+  // A StartupMessage has no type byte: its length, then the protocol version.
+  return data.length >= 8 && new DataView(data.buffer, data.byteOffset).getInt32(4) === PROTOCOL_3
+}
+
+function fatal(text: string): Uint8Array {
+  const fields = [`SFATAL`, `VFATAL`, `C08P01`, `M${text}`].map((f) => cString(f))
+  return message(0x45, new Uint8Array([...fields.flatMap((f) => [...f]), 0]))
+}
+
 /** A Query or Parse message whose statement is a COPY FROM STDIN, rewritten to fail; others as they are. */
 export function refuseCopyFromStdin(data: Uint8Array): Uint8Array {
   const type = data[0]
@@ -273,6 +290,12 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
             }
           : async () => {
               if (client.closed) return 0
+              if (!acceptable(data)) {
+                onData(fatal(`invalid frontend message type ${data[0]}`))
+                void close(client)
+                options.disconnect?.(client.id)
+                return 0
+              }
               const safe = refuseCopyFromStdin(data)
               if (DEFERRED.has(safe[0]!)) {
                 client.pending.push(safe)

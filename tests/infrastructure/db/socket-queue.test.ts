@@ -279,3 +279,19 @@ test('COPY FROM STDIN is refused before it reaches PGlite (it would end PGliteâ€
   client.terminate()
   await settled()
 })
+
+test('a client sending an invalid message is cut off before PGlite sees it (PGlite would hang)', async () => {
+  const holder = await WireClient.connect(path)
+  const rogue = await WireClient.connect(path)
+  expect((await holder.query('BEGIN')).status).toBe('T')
+  rogue.send(new Uint8Array([0x7a, 0, 0, 0, 4]))
+  const answer = await rogue.until('E')
+  expect(new TextDecoder().decode(answer.at(-1)!.body)).toContain('invalid frontend message type 122')
+  await until(() => rogue.closed, 'the rogue client is disconnected')
+  // The holder's transaction was not disturbed; once it ends, the service runs.
+  expect((await holder.query("insert into t values ('after-rogue')")).status).toBe('T')
+  expect((await holder.query('COMMIT')).status).toBe('I')
+  await settled()
+  expect(await rows('after-rogue')).toBe(1)
+  holder.terminate()
+})
