@@ -142,6 +142,7 @@ async function shutdown(signal: string): Promise<void> {
     await metricsServer?.stop()
     await smtp?.close()
     await intakeSocket?.close()
+    if (database.kind === 'pglite') await database.stopSocket?.()
     await responder?.close()
     await boss.stop({
       graceful: true,

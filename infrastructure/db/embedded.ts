@@ -155,12 +155,24 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
     server = socketServer(pglite, socketPath)
     await server.start()
   }
-  return wrapPglite(pglite, async () => {
-    await server?.stop()
-    await pglite.close()
-    if (server !== null) rmSync(socketPath, { force: true })
-    release()
-  })
+  const stopSocket = async () => {
+    if (server === null) return
+    const queue = queueOf(server)
+    await server.stop()
+    // stop() detaches every client without waiting: wait until none holds or waits for the lock.
+    for (let i = 0; i < 200 && (queue.state().holder !== null || queue.state().waiting > 0); i++)
+      await Bun.sleep(10)
+  }
+  return wrapPglite(
+    pglite,
+    async () => {
+      await stopSocket()
+      await pglite.close()
+      if (server !== null) rmSync(socketPath, { force: true })
+      release()
+    },
+    stopSocket,
+  )
 }
 
 /** An in-memory PGlite, for tests of the embedded path. */

@@ -119,11 +119,23 @@ test('30 concurrent cli ingest and 10 SIGKILLed socket clients: each accepted me
     stderr: 'not accepted: nobody@reports.example.net is not a report address of this service',
   })
 
+  // Stopping while a socket client holds the lock inside a transaction: the client is cut off and
+  // rolled back, and the service stops cleanly within its shutdown budget (10 s).
+  await victim('transaction', 'victim-at-shutdown')
+  const stoppingAt = Date.now()
   service.child.kill('SIGTERM')
   expect(await service.child.exited).toBe(0)
+  expect(Date.now() - stoppingAt).toBeLessThan(9_000)
   // No service: the socket is gone and the CLI stores the message with its own session.
   expect(existsSync(join(dataDir, 'intake.sock'))).toBe(false)
   const alone = await runCli(['ingest', '--recipient', address], env, `X-Burst-Sequence: alone\r\n${raw}`)
   expect({ code: alone.code, stderr: alone.stderr }).toEqual({ code: 0, stderr: '' })
+  const owner = await openEmbedded({ dataDir, serveSocket: false })
+  if (owner.kind !== 'pglite') throw new Error('expected to open DATA_DIR directly')
+  expect((await owner.pglite.query('select v from stress_probe')).rows).toEqual([])
+  expect(
+    (await owner.pglite.query<{ n: number }>('select count(*)::int as n from ingest_messages')).rows[0]!.n,
+  ).toBe(31)
+  await owner.close()
   console.log(`burst test: ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }, 120_000)
