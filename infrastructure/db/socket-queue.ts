@@ -29,10 +29,13 @@ import {
 // - a holder that keeps the lock idle for `idleTimeoutMs` is disconnected (a watchdog, like
 //   PostgreSQL's idle_in_transaction_session_timeout; the cleanup above does not depend on it).
 
+const MAX_PENDING_BYTES = 1024 * 1024
+
 interface Client {
   id: number
   /** Deferred extended-query messages, run with the client's next Sync or Flush. */
   pending: Uint8Array[]
+  pendingBytes: number
   /** The client's work in arrival order: pglite-socket may hand us its next message before the last is done. */
   tail: Promise<unknown>
   closed: boolean
@@ -178,6 +181,7 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
     if (client.finished === null) {
       client.closed = true
       client.pending = []
+      client.pendingBytes = 0
       const at = waiting.findIndex((w) => w.client === client)
       if (at >= 0) waiting.splice(at, 1)[0]!.grant(false)
       // After the message it may be running now; its later messages see `closed` and do nothing.
@@ -194,6 +198,7 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
       client = {
         id: handlerId,
         pending: [],
+        pendingBytes: 0,
         tail: Promise.resolve(),
         closed: false,
         finished: null,
@@ -228,10 +233,14 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
               const safe = refuseCopyFromStdin(data)
               if (DEFERRED.has(safe[0]!)) {
                 client.pending.push(safe)
-                return 0
+                client.pendingBytes += safe.length
+                // A long sequence without Sync or Flush is run so far (the client then holds the lock
+                // until its ReadyForQuery), so what waits here stays small.
+                if (client.pendingBytes <= MAX_PENDING_BYTES) return 0
               }
-              const parts = [...client.pending, safe]
+              const parts = DEFERRED.has(safe[0]!) ? client.pending : [...client.pending, safe]
               client.pending = []
+              client.pendingBytes = 0
               return run(client, parts, onData)
             }
       const result = client.tail.then(step)

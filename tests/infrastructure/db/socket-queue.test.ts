@@ -295,3 +295,35 @@ test('a client sending an invalid message is cut off before PGlite sees it (PGli
   expect(await rows('after-rogue')).toBe(1)
   holder.terminate()
 })
+
+test('a long extended-query sequence without Sync is run as it comes (bounded memory), still atomically', async () => {
+  const filler = 'x'.repeat(500)
+  const sequence = (label: string) =>
+    Array.from({ length: 2500 }, (_, i) => [
+      msg.parse(`insert into t values ('${label}-${i}-${filler}')`),
+      msg.bind(),
+      msg.execute(),
+    ]).flat()
+  // Killed before its Sync: over 1 MiB of it has run, under the lock, and is rolled back.
+  const killed = await WireClient.connect(path)
+  killed.send(...sequence('long-killed'))
+  await until(() => queueOf(server).state().holder !== null, 'the long sequence holds the lock')
+  await killed.until('C')
+  killed.kill()
+  await settled()
+  expect(
+    (await pglite.query<{ n: number }>("select count(*)::int as n from t where v like 'long-killed-%'"))
+      .rows[0]!.n,
+  ).toBe(0)
+  // Completed with its Sync: every statement answered once, all committed.
+  const whole = await WireClient.connect(path)
+  whole.send(...sequence('long-whole'), msg.sync())
+  const answers = await whole.until('Z', 20_000)
+  expect(answers.filter((m) => m.type === 'C')).toHaveLength(2500)
+  expect(
+    (await pglite.query<{ n: number }>("select count(*)::int as n from t where v like 'long-whole-%'"))
+      .rows[0]!.n,
+  ).toBe(2500)
+  whole.terminate()
+  await settled()
+})
