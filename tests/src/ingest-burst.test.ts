@@ -100,6 +100,10 @@ test('30 concurrent cli ingest and 10 SIGKILLed socket clients: each accepted me
   const stored = await peer.client<{ id: string; sha256: string }[]>`select id, sha256 from ingest_messages`
   expect(stored.map((row) => row.id).sort()).toEqual([...ids].sort())
   expect(new Set(stored.map((row) => row.sha256)).size).toBe(30)
+  // Each with its one processing job, committed with it.
+  const jobs = await peer.client<{ id: string }[]>`select data->>'messageId' as id from pgboss.job
+    where name = 'ingest.process-message'`
+  expect(jobs.map((job) => job.id).sort()).toEqual([...ids].sort())
   expect([...(await peer.client`select v from stress_probe`)]).toEqual([])
   await peer.close()
 
