@@ -137,6 +137,7 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
   const watchIdle = (client: Client) => {
     const limit = options.idleTimeoutMs ?? 0
     if (limit <= 0) return
+    if (client.idleTimer !== null) clearTimeout(client.idleTimer)
     client.idleTimer = setTimeout(() => {
       client.idleTimer = null
       if (holder?.client !== client || client.closed) return
@@ -236,7 +237,11 @@ export function exclusiveQueue(db: PGlite, options: QueueOptions = {}) {
                 client.pendingBytes += safe.length
                 // A long sequence without Sync or Flush is run so far (the client then holds the lock
                 // until its ReadyForQuery), so what waits here stays small.
-                if (client.pendingBytes <= MAX_PENDING_BYTES) return 0
+                if (client.pendingBytes <= MAX_PENDING_BYTES) {
+                  // A holder still sending its sequence is not idle.
+                  if (holder?.client === client) watchIdle(client)
+                  return 0
+                }
               }
               const parts = DEFERRED.has(safe[0]!) ? client.pending : [...client.pending, safe]
               client.pending = []

@@ -13,7 +13,8 @@ import { msg, WireClient } from '../../support/pg-wire.ts'
 // connecting. After each, the lock is free, the service answers, nothing uncommitted was kept, and
 // the waiting clients are served (or dropped, if they were the ones that left).
 
-const IDLE_TIMEOUT_MS = 400
+// Long enough that a busy machine does not cut off the holders of the other tests.
+const IDLE_TIMEOUT_MS = 1_500
 const dir = mkdtempSync(join(tmpdir(), 'dw-queue-'))
 const path = join(dir, '.s.PGSQL.5432')
 let pglite: PGlite
@@ -297,6 +298,11 @@ test('a client sending an invalid message is cut off before PGlite sees it (PGli
 })
 
 test('a long extended-query sequence without Sync is run as it comes (bounded memory), still atomically', async () => {
+  // Its own server with the production idle limit: 400 ms is shorter than a busy machine may take
+  // between two messages of a 1.3 MB sequence.
+  const longPath = join(dir, 'long.sock')
+  const longServer = socketServer(pglite, longPath)
+  await longServer.start()
   const filler = 'x'.repeat(500)
   const sequence = (label: string) =>
     Array.from({ length: 2500 }, (_, i) => [
@@ -305,18 +311,19 @@ test('a long extended-query sequence without Sync is run as it comes (bounded me
       msg.execute(),
     ]).flat()
   // Killed before its Sync: over 1 MiB of it has run, under the lock, and is rolled back.
-  const killed = await WireClient.connect(path)
+  const killed = await WireClient.connect(longPath)
   killed.send(...sequence('long-killed'))
-  await until(() => queueOf(server).state().holder !== null, 'the long sequence holds the lock')
+  await until(() => queueOf(longServer).state().holder !== null, 'the long sequence holds the lock')
   await killed.until('C')
   killed.kill()
+  await until(() => queueOf(longServer).state().holder === null, 'the killed sequence is given back')
   await settled()
   expect(
     (await pglite.query<{ n: number }>("select count(*)::int as n from t where v like 'long-killed-%'"))
       .rows[0]!.n,
   ).toBe(0)
   // Completed with its Sync: every statement answered once, all committed.
-  const whole = await WireClient.connect(path)
+  const whole = await WireClient.connect(longPath)
   whole.send(...sequence('long-whole'), msg.sync())
   const answers = await whole.until('Z', 20_000)
   expect(answers.filter((m) => m.type === 'C')).toHaveLength(2500)
@@ -325,5 +332,6 @@ test('a long extended-query sequence without Sync is run as it comes (bounded me
       .rows[0]!.n,
   ).toBe(2500)
   whole.terminate()
+  await longServer.stop()
   await settled()
 })
