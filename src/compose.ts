@@ -33,6 +33,7 @@ import { processStores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
+import { boundedReadiness } from './readiness.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
 import { dnsProviderRoutes } from './routes/dns-providers.ts'
@@ -219,7 +220,7 @@ export function buildApp(runtime: Runtime) {
       }),
     )
     .use(openApiDocs({ version: VERSION, publicUrl: config.publicUrl }))
-    .use(healthRoutes({ ready: () => migrationsApplied(database) }))
+    .use(healthRoutes({ ready: boundedReadiness(() => migrationsApplied(database)) }))
     .use(metricsRoutes({ token: config.metricsToken, boss: runtime.boss, dns: runtime.dns }))
     .use(api)
     .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))

@@ -1,8 +1,10 @@
+import { join, resolve } from 'node:path'
 import type { PgBoss } from 'pg-boss'
 import { errorFields } from '../domain/shared/logger.ts'
 import { migrate, migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { startAuthoritativeResponder } from '../infrastructure/dns/authoritative-responder.ts'
 import { batchedStdout, jsonLogger } from '../infrastructure/logging/json-logger.ts'
+import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/intake-socket.ts'
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
@@ -10,6 +12,7 @@ import { pgSpfStore } from '../infrastructure/repositories/pg-spf-store.ts'
 import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { openDatabase } from './open-database.ts'
+import { boundedReadiness } from './readiness.ts'
 import { workerEndpoints } from './routes/metrics.ts'
 import { startWorkers } from './worker.ts'
 
@@ -72,7 +75,7 @@ const metricsServer =
           token: config.metricsToken,
           boss,
           dns: runtime.dns,
-          ready: () => migrationsApplied(database),
+          ready: boundedReadiness(() => migrationsApplied(database)),
         }),
       })
     : null
@@ -87,6 +90,16 @@ const smtp =
           lmtp: config.smtp.lmtp,
           maxMessageBytes: config.ingestMaxMessageBytes,
         },
+      )
+    : null
+// The embedded database's holder takes `bun run cli ingest` messages on DATA_DIR/intake.sock, so a
+// mail server's burst of pipe processes costs no database sessions (docs/ingestion.md).
+const intakeSocketPath = join(resolve(config.dataDir), INTAKE_SOCKET_FILE)
+const intakeSocket =
+  database.kind === 'pglite' && intakeSocketPath.length <= 107
+    ? await serveIntakeSocket(
+        { ...intake(runtime), logger },
+        { path: intakeSocketPath, maxMessageBytes: config.ingestMaxMessageBytes },
       )
     : null
 // The authoritative responder for SPF_ZONE (managed SPF and DMARC records) runs with the API.
@@ -110,6 +123,7 @@ logger.info('dmarcwatch started', {
   smtp: smtp ? `${config.smtp?.lmtp ? 'lmtp' : 'smtp'}://${config.smtp?.host}:${smtp.port}` : undefined,
   dns: responder ? `${config.spf.dnsHost}:${responder.port} (${config.spf.zone})` : undefined,
   metrics: metricsServer ? `http://${config.host}:${metricsServer.port}/metrics` : undefined,
+  intake_socket: intakeSocket ? intakeSocketPath : undefined,
 })
 
 let stopping = false
@@ -128,6 +142,8 @@ async function shutdown(signal: string): Promise<void> {
     await app?.stop(false)
     await metricsServer?.stop()
     await smtp?.close()
+    await intakeSocket?.close()
+    if (database.kind === 'pglite') await database.stopSocket?.()
     await responder?.close()
     await boss.stop({
       graceful: true,

@@ -22,7 +22,18 @@ export type Database =
       countersDb: Db
       close(): Promise<void>
     }
-  | { kind: 'pglite'; db: Db; pglite: PGlite; countersDb: Db; close(): Promise<void> }
+  | {
+      kind: 'pglite'
+      db: Db
+      pglite: PGlite
+      countersDb: Db
+      /**
+       * Disconnects the clients of the database socket (the CLI, psql), rolling back what they hold,
+       * and takes no more: a stopping service's last work need not wait on a client.
+       */
+      stopSocket?: () => Promise<void>
+      close(): Promise<void>
+    }
 
 export interface PostgresOptions {
   /** Pool size; the API and the worker share it. */
@@ -102,9 +113,13 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   }
 }
 
-export function wrapPglite(pglite: PGlite, onClose: () => Promise<void>): Database {
+export function wrapPglite(
+  pglite: PGlite,
+  onClose: () => Promise<void>,
+  stopSocket?: () => Promise<void>,
+): Database {
   const db = drizzlePglite({ client: pglite, casing: 'snake_case' }) as unknown as Db
-  return { kind: 'pglite', db, pglite, countersDb: db, close: onClose }
+  return { kind: 'pglite', db, pglite, countersDb: db, close: onClose, stopSocket }
 }
 
 /** Rows of a raw statement, whichever driver ran it (postgres.js returns an array, PGlite `{rows}`). */

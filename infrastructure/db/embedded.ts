@@ -14,6 +14,18 @@ const LOCK_FILE = 'dmarcwatch.lock'
 const SOCKET_FILE = '.s.PGSQL.5432'
 // sun_path is 108 bytes on Linux, including the terminating NUL.
 const MAX_SOCKET_PATH = 107
+// Clients wait in the queue for PGlite's lock, so a connection costs little; the limit bounds a
+// burst of CLI processes (each holds one connection) rather than the work.
+const MAX_SOCKET_CLIENTS = 64
+// A socket client inside a transaction holds PGlite's lock: the service and every other client wait
+// for it. One that sends nothing for this long is disconnected and its transaction rolled back.
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 15_000
+
+/** pglite-socket 0.2 fields we reach into (its queue and its handlers' idle-timeout path). */
+interface SocketServerInternals {
+  queryQueue: unknown
+  handlers: Set<{ handlerId: number; handleError(error: Error): void }>
+}
 
 export class DataDirBusyError extends Error {
   constructor(dir: string, pid: number) {
@@ -77,6 +89,34 @@ function takeLock(
   throw new Error(`could not take the lock ${path}`)
 }
 
+/**
+ * The socket server for the CLI and psql, with our queue in place of pglite-socket's per-message one:
+ * it keeps a client's statements and transactions atomic against the service's own queries, and
+ * gives back whatever a client that goes away held (see socket-queue.ts).
+ */
+export function socketServer(
+  pglite: PGlite,
+  path: string,
+  options: { idleTimeoutMs?: number } = {},
+): PGLiteSocketServer {
+  const server = new PGLiteSocketServer({ db: pglite, path, maxConnections: MAX_SOCKET_CLIENTS })
+  const internals = server as unknown as SocketServerInternals
+  internals.queryQueue = exclusiveQueue(pglite, {
+    idleTimeoutMs: options.idleTimeoutMs ?? IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    // pglite-socket's own idle-timeout path: drops the client's slot and closes its socket.
+    disconnect: (handlerId) => {
+      for (const handler of internals.handlers)
+        if (handler.handlerId === handlerId) handler.handleError(new Error('Idle timeout'))
+    },
+  })
+  return server
+}
+
+/** The queue a socket server runs (tests and diagnostics). */
+export function queueOf(server: PGLiteSocketServer): ReturnType<typeof exclusiveQueue> {
+  return (server as unknown as { queryQueue: ReturnType<typeof exclusiveQueue> }).queryQueue
+}
+
 export interface EmbeddedOptions {
   dataDir: string
   /** Serve the database on a Unix socket for the CLI and psql (the service does; the CLI does not). */
@@ -112,18 +152,27 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
   let server: PGLiteSocketServer | null = null
   if (serve) {
     rmSync(socketPath, { force: true })
-    server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 8 })
-    // Replace the per-message queue with one that keeps a client's statements and transactions
-    // atomic against the service's own queries (see socket-queue.ts).
-    ;(server as unknown as { queryQueue: unknown }).queryQueue = exclusiveQueue(pglite)
+    server = socketServer(pglite, socketPath)
     await server.start()
   }
-  return wrapPglite(pglite, async () => {
-    await server?.stop()
-    await pglite.close()
-    if (server !== null) rmSync(socketPath, { force: true })
-    release()
-  })
+  const stopSocket = async () => {
+    if (server === null) return
+    const queue = queueOf(server)
+    await server.stop()
+    // stop() detaches every client without waiting: wait until none holds or waits for the lock.
+    for (let i = 0; i < 200 && (queue.state().holder !== null || queue.state().waiting > 0); i++)
+      await Bun.sleep(10)
+  }
+  return wrapPglite(
+    pglite,
+    async () => {
+      await stopSocket()
+      await pglite.close()
+      if (server !== null) rmSync(socketPath, { force: true })
+      release()
+    },
+    stopSocket,
+  )
 }
 
 /** An in-memory PGlite, for tests of the embedded path. */

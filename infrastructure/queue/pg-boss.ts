@@ -1,5 +1,5 @@
-import { dirname } from 'node:path'
-import { fromPglite, PgBoss } from 'pg-boss'
+import { sql } from 'drizzle-orm'
+import { fromDrizzle, fromPglite, PgBoss } from 'pg-boss'
 import type { Database } from '../db/database.ts'
 
 export interface BossOptions {
@@ -12,16 +12,22 @@ export interface BossOptions {
  * pool; on PGlite it shares the single embedded connection. Either way its schema is created or
  * migrated by `start()` under pg-boss's own advisory lock, so two processes may start at once.
  */
+type BossDb = ReturnType<typeof fromDrizzle>
+
 /**
- * node-postgres reads a Unix socket's directory from the `host` parameter. Without it, a process
- * reaching a running service's embedded database through its socket (the CLI) would hand pg-boss
- * the URL's own host, localhost:5432: another server, or none.
+ * pg-boss binds some options as a plain object to a `$n::jsonb` parameter; node-postgres and PGlite
+ * serialise it, postgres.js (without a type for the parameter) does not. JSON text casts the same.
  */
-function bossUrl(database: Extract<Database, { kind: 'postgres' }>): string {
-  if (database.socketPath === undefined) return database.url
-  const url = new URL(database.url)
-  url.searchParams.set('host', dirname(database.socketPath))
-  return url.toString()
+function jsonObjectsAsText(db: BossDb): BossDb {
+  const plain = (value: unknown) =>
+    value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype
+  return {
+    executeSql: (text, values) =>
+      db.executeSql(
+        text,
+        values?.map((value) => (plain(value) ? JSON.stringify(value) : value)),
+      ),
+  }
 }
 
 export async function startBoss(database: Database, options: BossOptions): Promise<PgBoss> {
@@ -29,12 +35,24 @@ export async function startBoss(database: Database, options: BossOptions): Promi
   const boss =
     database.kind === 'pglite'
       ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', ...scheduling })
-      : new PgBoss({
-          connectionString: bossUrl(database),
-          max: 4,
-          application_name: 'dmarcwatch-queue',
-          ...scheduling,
-        })
+      : database.socketPath !== undefined
+        ? // A running service's PGlite through its socket (the CLI): the URL names no server, so
+          // pg-boss goes through the client's own connection. The service created its schema.
+          new PgBoss({
+            db: jsonObjectsAsText(
+              fromDrizzle(database.db as unknown as Parameters<typeof fromDrizzle>[0], sql),
+            ),
+            backend: 'pglite',
+            migrate: false,
+            registerInstance: false,
+            ...scheduling,
+          })
+        : new PgBoss({
+            connectionString: database.url,
+            max: 4,
+            application_name: 'dmarcwatch-queue',
+            ...scheduling,
+          })
   boss.on('error', (error: unknown) => {
     // pg-boss reports failures of its own background loops here; they retry on their own.
     console.error(JSON.stringify({ level: 'error', msg: 'pg-boss error', error: String(error) }))

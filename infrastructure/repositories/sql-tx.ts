@@ -15,7 +15,13 @@ export async function transactionOf<T>(database: Database, work: (tx: SqlTx) => 
       work({
         query: (text, params) =>
           sql.unsafe(text, (params ?? []) as never[], { prepare: true }) as unknown as Promise<never[]>,
-        copy: (statement) => sql.unsafe(statement).writable() as unknown as Promise<NodeJS.WritableStream>,
+        // Not through a service's PGlite socket, which refuses COPY FROM STDIN (socket-queue.ts).
+        ...(database.socketPath === undefined
+          ? {
+              copy: (statement: string) =>
+                sql.unsafe(statement).writable() as unknown as Promise<NodeJS.WritableStream>,
+            }
+          : {}),
       }),
     )) as T
   }

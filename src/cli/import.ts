@@ -20,7 +20,9 @@ import { progress } from './progress.ts'
 export const IMPORT_USAGE = `  import --email E PATH...                           import report files and folders (recursively):
                                                      .xml/.gz/.zip/.json reports, .eml emails, mbox files`
 
-export class ImportUsageError extends Error {}
+export class ImportUsageError extends Error {
+  override name = 'ImportUsageError'
+}
 
 interface Found {
   path: string

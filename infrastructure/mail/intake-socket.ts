@@ -1,0 +1,127 @@
+import { chmodSync, existsSync, rmSync } from 'node:fs'
+import type { Accepted, AcceptMessage } from '../../domain/ingest/intake.ts'
+import { errorFields, type Logger } from '../../domain/shared/logger.ts'
+import type { Failure } from '../../domain/shared/result.ts'
+
+// The local hand-off of `bun run cli ingest` (the mail server's pipe transport) to the service that
+// holds the embedded database (docs/ingestion.md, "The CLI pipe"): HTTP over a Unix socket in
+// DATA_DIR. Whoever can reach DATA_DIR (mode 0700) may use it, the same boundary as the database
+// socket beside it, so there is no secret and no rate limit. The service stores the message with its
+// own connection, so a burst of pipe processes costs no database sessions.
+//
+//   POST /messages[?recipient=ADDRESS]   body: the raw message
+//   202 {"id"}                           stored (the message row and its job committed)
+//   422 {"failure"}                      refused: not_found (no such report address), payload_too_large
+//   503 {"error"}                        not stored now: the caller should try again later
+
+export const INTAKE_SOCKET_FILE = 'intake.sock'
+// Messages read and stored at once; others wait unread (bounds the memory of a burst).
+const CONCURRENT = 8
+
+export interface IntakeSocket {
+  close(): Promise<void>
+}
+
+export async function serveIntakeSocket(
+  deps: { accept: AcceptMessage; logger: Logger },
+  options: { path: string; maxMessageBytes: number },
+): Promise<IntakeSocket> {
+  // Left by a killed service: nothing listens on it (the caller holds DATA_DIR's lock).
+  rmSync(options.path, { force: true })
+  let active = 0
+  const queued: (() => void)[] = []
+  const slot = async () => {
+    if (active < CONCURRENT) active++
+    else await new Promise<void>((resolve) => queued.push(resolve))
+  }
+  const free = () => {
+    const next = queued.shift()
+    if (next) next()
+    else active--
+  }
+  const server = Bun.serve({
+    unix: options.path,
+    // Above our own limit, so an oversize message gets the 422 below rather than Bun's bare 413.
+    maxRequestBodySize: options.maxMessageBytes + 1024 * 1024,
+    async fetch(request) {
+      const url = new URL(request.url)
+      if (request.method !== 'POST' || url.pathname !== '/messages')
+        return Response.json({ error: 'not_found' }, { status: 404 })
+      await slot()
+      try {
+        const raw = await readAtMost(request, options.maxMessageBytes)
+        if (raw === null) {
+          const failure: Failure = { code: 'payload_too_large', limit: options.maxMessageBytes }
+          return Response.json({ failure }, { status: 422 })
+        }
+        const result = await deps.accept({ raw, recipient: url.searchParams.get('recipient'), source: 'cli' })
+        return result.ok
+          ? Response.json({ id: result.value.id }, { status: 202 })
+          : Response.json({ failure: result.failure }, { status: 422 })
+      } catch (error) {
+        deps.logger.error('intake socket: message not stored', errorFields(error))
+        return Response.json({ error: 'unavailable' }, { status: 503 })
+      } finally {
+        free()
+      }
+    },
+  })
+  chmodSync(options.path, 0o600)
+  return {
+    close: async () => {
+      await server.stop()
+      rmSync(options.path, { force: true })
+    },
+  }
+}
+
+async function readAtMost(request: Request, limit: number): Promise<Uint8Array | null> {
+  if (request.body === null) return new Uint8Array()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength
+    if (size > limit) return null
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+export type HandOff =
+  | { outcome: 'accepted'; id: Accepted['id'] }
+  | { outcome: 'refused'; failure: Failure }
+  /** No service listens: the caller stores the message itself. */
+  | { outcome: 'no_service' }
+  /** The service did not confirm storing it (it may have): the mail server should retry later. */
+  | { outcome: 'not_stored'; reason: string }
+
+/** Hands a raw message to the service listening on `path`, if one does. */
+export async function handOff(
+  path: string,
+  message: { raw: Uint8Array; recipient: string | null },
+  options: { maxMessageBytes: number; timeoutMs?: number },
+): Promise<HandOff> {
+  if (!existsSync(path)) return { outcome: 'no_service' }
+  const query = message.recipient === null ? '' : `?recipient=${encodeURIComponent(message.recipient)}`
+  let response: Response
+  try {
+    response = await fetch(`http://localhost/messages${query}`, {
+      method: 'POST',
+      body: message.raw as Uint8Array<ArrayBuffer>,
+      unix: path,
+      signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+    })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    // Nothing listens (a service killed without removing its socket): nothing was sent.
+    if (code === 'ECONNREFUSED' || code === 'ENOENT') return { outcome: 'no_service' }
+    return { outcome: 'not_stored', reason: error instanceof Error ? error.message : String(error) }
+  }
+  const body = (await response.json().catch(() => ({}))) as { id?: string; failure?: Failure }
+  if (response.status === 202 && typeof body.id === 'string') return { outcome: 'accepted', id: body.id }
+  if (response.status === 422 && body.failure) return { outcome: 'refused', failure: body.failure }
+  // Far over the limit: refused before our handler read it.
+  if (response.status === 413)
+    return { outcome: 'refused', failure: { code: 'payload_too_large', limit: options.maxMessageBytes } }
+  return { outcome: 'not_stored', reason: `the service answered ${response.status}` }
+}
