@@ -109,7 +109,8 @@ function sharedTokenLookups<T extends Pick<TokenStore, 'findForAuth'>>(store: T)
   return { ...store, findForAuth: singleFlight(store.findForAuth) }
 }
 
-export function stores(database: Database) {
+/** The stores; with the process's queue, the ones that store alert facts enqueue their evaluation. */
+export function stores(database: Database, boss: PgBoss | null = null) {
   const db = database.db
   return {
     accounts: pgAccountStore(db),
@@ -117,10 +118,10 @@ export function stores(database: Database) {
     domains: pgDomainStore(db),
     organizations: pgOrganizationStore(db),
     counter: pgRateLimitCounter(database.countersDb),
-    checks: pgDomainCheckStore(db),
+    checks: pgDomainCheckStore(db, boss),
     embedKeys: pgEmbedKeyStore(db),
     reports: pgReportReader(db),
-    forensicTls: pgForensicTlsStore(db),
+    forensicTls: pgForensicTlsStore(db, boss),
   }
 }
 
@@ -156,13 +157,14 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
 
 /** What the report job needs: the worker's, and the same for callers that process inline. */
 export function ingestJobDeps(
-  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now'>,
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
   messages: IngestJobDeps['messages'],
 ): IngestJobDeps {
   const { config } = runtime
-  const forensicTls = pgForensicTlsStore(runtime.database.db)
+  const forensicTls = pgForensicTlsStore(runtime.database.db, runtime.boss)
   return {
     database: runtime.database,
+    boss: runtime.boss,
     messages,
     forensicTls,
     dns: runtime.dns,
@@ -229,7 +231,7 @@ function policies(config: Config): AuthDeps['policies'] {
 
 export function buildApp(runtime: Runtime) {
   const { config, database, logger, now, random } = runtime
-  const s = stores(database)
+  const s = stores(database, runtime.boss)
   const checks = checkDeps(runtime, s)
   const intakeDeps = intake(runtime)
   const importReport = reportImport(runtime)

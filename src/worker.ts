@@ -19,13 +19,13 @@ import { webhookJobDeps, webhookJobs } from './jobs/webhooks.ts'
  */
 export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void> {
   await createQueues(boss)
-  const s = stores(runtime.database)
+  const s = stores(runtime.database, boss)
   const { accept, messages } = intake(runtime)
   const { config } = runtime
   const webhooks = webhookJobs(boss, webhookJobDeps(runtime))
   const workers = await registerJobs(boss, [
     ...maintenanceJobs({ db: runtime.database.db, now: runtime.now }),
-    ...ingestJobs(ingestJobDeps(runtime, messages)),
+    ...ingestJobs(ingestJobDeps({ ...runtime, boss }, messages)),
     ...mailboxJobs(
       { accept, logger: runtime.logger },
       {

@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm'
+import type { PgBoss } from 'pg-boss'
 import type { ForensicReport } from '../../domain/reports/forensic.ts'
 import type { TlsRptReport } from '../../domain/reports/tls-rpt.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
+import { enqueueOperationsAlerts } from '../queue/alert-triggers.ts'
 
 // Failure (forensic) and TLS-RPT reports: small, stored whole as JSON with the fields that filters
 // and summaries need as columns. Both deduplicate: a report stored once is acknowledged after that.
@@ -36,7 +38,11 @@ const isoOf = (value: unknown) => new Date(value instanceof Date ? value : Strin
 const receivedAt = (messageId: string | null) =>
   sql`coalesce((select m.received_at from ingest_messages m where m.id = ${messageId}::uuid), now())`
 
-export function pgForensicTlsStore(db: Db) {
+/**
+ * With the process's queue, a stored failure report enqueues its account's operations rules
+ * (`failure_report_received`), debounced (infrastructure/queue/alert-triggers.ts), after the commit.
+ */
+export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null) {
   return {
     /** Redaction is on unless the account turned it off (account_settings; no row: the default). */
     async redactsForensic(accountId: string): Promise<boolean> {
@@ -65,7 +71,10 @@ export function pgForensicTlsStore(db: Db) {
             ${r.localPartsRedacted}, ${JSON.stringify(r)}::jsonb, ${receivedAt(input.messageId)})
           on conflict do nothing returning id`),
       )
-      if (inserted[0] !== undefined) return { status: 'stored', id: Number(inserted[0].id) }
+      if (inserted[0] !== undefined) {
+        if (boss !== null) await enqueueOperationsAlerts(boss, input.accountId)
+        return { status: 'stored', id: Number(inserted[0].id) }
+      }
       const existing = rowsOf<{ id: string }>(
         await db.execute(
           sql`select id from forensic_reports where account_id = ${input.accountId} and content_hash = ${input.contentHash}`,
@@ -130,7 +139,10 @@ export function pgForensicTlsStore(db: Db) {
             ${receivedAt(input.messageId)})
           on conflict do nothing returning id`),
       )
-      if (inserted[0] !== undefined) return { status: 'stored', id: Number(inserted[0].id) }
+      if (inserted[0] !== undefined) {
+        if (boss !== null) await enqueueOperationsAlerts(boss, input.accountId)
+        return { status: 'stored', id: Number(inserted[0].id) }
+      }
       const existing = rowsOf<{ id: string }>(
         await db.execute(sql`select id from tls_reports where account_id = ${input.accountId} and domain_id = ${input.domainId}
           and lower(organization) = lower(${r.organizationName}) and report_id = ${r.reportId}`),

@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import {
   type DomainMatch,
@@ -34,6 +35,8 @@ import { enrichSources } from '../../infrastructure/repositories/pg-source-enric
 
 export interface IngestJobDeps {
   database: Database
+  /** Stored reports enqueue their alert evaluation (infrastructure/queue/alert-triggers.ts). */
+  boss: PgBoss | null
   messages: PgIngestMessageStore
   forensicTls: ForensicTlsStore
   dns: DnsResolver
@@ -138,7 +141,7 @@ export function processDeps(deps: IngestJobDeps): ProcessDeps {
         dmarcPass: aligned.dmarc === 'pass',
       }
     },
-    aggregates: createAggregateWriter(deps.database),
+    aggregates: createAggregateWriter(deps.database, deps.boss),
   }
 }
 
