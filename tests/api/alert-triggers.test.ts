@@ -6,7 +6,11 @@ import {
   enqueueReportAlerts,
   REPORT_ALERT_DEBOUNCE_SECONDS,
 } from '../../infrastructure/queue/alert-triggers.ts'
-import { EVALUATE_POSTURE_ALERTS, EVALUATE_REPORT_ALERTS } from '../../infrastructure/queue/catalogue.ts'
+import {
+  EVALUATE_OPERATIONS_ALERTS,
+  EVALUATE_POSTURE_ALERTS,
+  EVALUATE_REPORT_ALERTS,
+} from '../../infrastructure/queue/catalogue.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { attachment, multipart } from '../infrastructure/mail/mime-builder.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
@@ -23,6 +27,10 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 // of each test is that the trigger's job exists.
 
 const NO_DMARC = 'nodmarc.example'
+// The domain of a failure report from the corpus (tests/fixtures/dmarc-forensic, parsedmarc).
+const FAILED = 'domain.de'
+const FAILURE_REPORT =
+  'tests/fixtures/dmarc-forensic/parsedmarc/DMARC Failure Report for domain.de (mail-from=sharepoint@domain.de, ip=10.10.10.10).eml'
 const SPOOFED = 'spoofed.example'
 const DAY = 86_400
 
@@ -89,7 +97,7 @@ beforeAll(async () => {
   receiver = startWebhookReceiver({ secret })
   const put = await t.request('PUT', '/api/v1/webhooks', { token: owner.token, body: { url: receiver.url } })
   expect(put.status).toBe(200)
-  for (const name of [NO_DMARC, SPOOFED]) {
+  for (const name of [NO_DMARC, SPOOFED, FAILED]) {
     const res = await t.request('POST', '/api/v1/domains', {
       token: owner.token,
       body: { domain_name: name },
@@ -151,6 +159,25 @@ describe('reports', () => {
       expect(arrival.verified).toBe(true)
       expect(data.title).toContain('80 messages')
       console.info(`spoofing alert delivered ${elapsed} ms after the report was sent`)
+    },
+    6 * 60_000,
+  )
+
+  test(
+    'a stored failure report raises failure_report_received at once',
+    async () => {
+      await t.db.database.db.execute(
+        sql`update domains set verified_at = now() where account_id = ${owner.accountId} and name = ${FAILED}`,
+      )
+      const started = Date.now()
+      const raw = await Bun.file(FAILURE_REPORT).text()
+      expect((await ingestMessage(t, owner.token, raw)).status).toBe('processed')
+      // failure_report_received is an operations rule: its account's job, keyed like the scheduler's.
+      expect(
+        (await boss().findJobs(EVALUATE_OPERATIONS_ALERTS.name, { key: owner.accountId })).length,
+      ).toBeGreaterThan(0)
+      const { arrival } = await alertCreated(FAILED, 'failure_report_received', 5 * 60_000)
+      expect(arrival.at.getTime() - started).toBeLessThan(5 * 60_000)
     },
     6 * 60_000,
   )
