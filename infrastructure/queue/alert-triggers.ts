@@ -4,6 +4,7 @@ import {
   EVALUATE_OPERATIONS_ALERTS,
   EVALUATE_POSTURE_ALERTS,
   EVALUATE_REPORT_ALERTS,
+  type QueueSpec,
   send,
 } from './catalogue.ts'
 
@@ -51,4 +52,24 @@ export function enqueueReportAlerts(boss: PgBoss, ref: DomainJob) {
  */
 export function enqueueOperationsAlerts(boss: PgBoss, accountId: string) {
   return send(boss, EVALUATE_OPERATIONS_ALERTS, { accountId }, debounced(accountId))
+}
+
+/**
+ * An evaluation wanted now (the demo, once its reports are digested). A stately queue holds one
+ * waiting job per key, and the waiting one may be a debounced job due at the next slot: it is
+ * cancelled (which also frees its slot for the next report) and this one sent in its place.
+ */
+export async function evaluateNow<Payload extends object>(
+  boss: PgBoss,
+  spec: QueueSpec<Payload>,
+  data: Payload,
+  singletonKey: string,
+  db?: QueueDb,
+): Promise<string | null> {
+  const on = db === undefined ? {} : { db }
+  const id = await send(boss, spec, data, { singletonKey, ...on })
+  if (id !== null) return id
+  for (const job of await boss.findJobs(spec.name, { key: singletonKey, queued: true, ...on }))
+    await boss.cancel(spec.name, job.id, on)
+  return send(boss, spec, data, { singletonKey, ...on })
 }

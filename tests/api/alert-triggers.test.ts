@@ -4,6 +4,7 @@ import { rowsOf } from '../../infrastructure/db/database.ts'
 import {
   domainJobKey,
   enqueueReportAlerts,
+  evaluateNow,
   REPORT_ALERT_DEBOUNCE_SECONDS,
 } from '../../infrastructure/queue/alert-triggers.ts'
 import {
@@ -215,5 +216,14 @@ describe('reports', () => {
     expect(deferred).toBeGreaterThanOrEqual(nextSlot)
     expect(deferred).toBeLessThanOrEqual(nextSlot + 2000)
     expect(deferred - sentAt).toBeLessThanOrEqual(slotMs + 2000)
+
+    // An evaluation wanted now (the demo) replaces the waiting debounced job instead of queueing
+    // behind it.
+    const now = await evaluateNow(boss(), EVALUATE_REPORT_ALERTS, ref, domainJobKey(ref))
+    expect(now).not.toBeNull()
+    const [replaced] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: second! })
+    expect(replaced!.state).toBe('cancelled')
+    const [fresh] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: now! })
+    expect(fresh!.startAfter.getTime()).toBeLessThanOrEqual(Date.now())
   }, 60_000)
 })
