@@ -13,7 +13,6 @@ import { onTransaction } from './pg-ingest-message-store.ts'
  * process's queue, storing a check enqueues its domain's alert evaluation in the same transaction
  * (docs/alerts.md, "Storage, jobs and API"); without one (the CLI) the scheduler finds the check.
  */
-
 export function pgDomainCheckStore(db: Db, boss: PgBoss | null = null): DomainCheckStore {
   return {
     async latest(accountId, name) {

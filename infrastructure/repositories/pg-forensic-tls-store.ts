@@ -139,10 +139,7 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null) {
             ${receivedAt(input.messageId)})
           on conflict do nothing returning id`),
       )
-      if (inserted[0] !== undefined) {
-        if (boss !== null) await enqueueOperationsAlerts(boss, input.accountId)
-        return { status: 'stored', id: Number(inserted[0].id) }
-      }
+      if (inserted[0] !== undefined) return { status: 'stored', id: Number(inserted[0].id) }
       const existing = rowsOf<{ id: string }>(
         await db.execute(sql`select id from tls_reports where account_id = ${input.accountId} and domain_id = ${input.domainId}
           and lower(organization) = lower(${r.organizationName}) and report_id = ${r.reportId}`),
