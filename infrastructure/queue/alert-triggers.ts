@@ -17,12 +17,13 @@ import {
 export const domainJobKey = (ref: DomainJob) => `${ref.accountId}:${ref.domainId}`
 
 /**
- * The report rules run at most once per domain per this window. pg-boss's debounce
- * (`singletonSeconds` with `singletonNextSlot`) keys a job to its 300-second slot of the clock:
- * the first report of a slot is evaluated at once; a report arriving while that slot's job exists
- * (queued, running or done) queues one job for the start of the next slot, and any later report of
- * the slot finds that job waiting and is evaluated by it. So a burst of reports costs at most one
- * evaluation per slot, and the last report of a burst is evaluated within 5 minutes.
+ * The report rules run at most once per domain per 300-second slot of the clock. pg-boss's
+ * debounce (`singletonSeconds` with `singletonNextSlot`) keys a job to its slot: the first report
+ * of a slot is evaluated at once; a report that finds a job of its key not yet started needs none
+ * (stately: that job reads it when it runs); a report arriving after the slot's job started queues
+ * one job for the start of the next slot, which every later report of the slot shares. So a burst
+ * costs at most one evaluation per slot (two may fall seconds apart across a slot boundary), and
+ * the last report of a burst is evaluated within 5 minutes.
  */
 export const REPORT_ALERT_DEBOUNCE_SECONDS = 300
 
