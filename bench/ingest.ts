@@ -40,7 +40,7 @@ const runtime = {
   secrets: await openSecretBox(config),
   ...resolvers(config, now),
 }
-const s = stores(database)
+const s = stores(database, boss)
 const account = await createAccount(
   { accounts: s.accounts, random: systemRandom, hashPassword: async () => 'x' },
   { email: 'bench@example.com' },
@@ -55,6 +55,7 @@ for (const name of domains) {
 const { accept, messages } = intake(runtime)
 const jobDeps = {
   database,
+  boss,
   messages,
   forensicTls: s.forensicTls,
   dns: runtime.dns,

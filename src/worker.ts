@@ -36,7 +36,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
   const workers = await registerJobs(boss, [
     ...maintenanceJobs({ housekeeping: housekeeping(runtime.database.db), now: runtime.now }),
-    ...ingestJobs(ingestJobDeps(runtime, messages)),
+    ...ingestJobs(ingestJobDeps({ ...runtime, boss }, messages)),
     ...mailboxJobs(
       { accept, logger: runtime.logger },
       {

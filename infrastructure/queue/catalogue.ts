@@ -119,10 +119,12 @@ export const DELIVER_WEBHOOK = queue<DeliverJob>('webhooks.deliver', {
   expireInSeconds: 120,
 })
 
-// Alert evaluation (src/jobs/alerts.ts): schedulers enqueue one job per domain or account, stately
-// so that a key waits at most once; a failed evaluation retries with backoff. Posture: shortly after
-// each check. Reports: hourly (reports arrive through the day and the windows move at midnight UTC).
-// Operations: every 15 minutes, offset from the posture run.
+// Alert evaluation (src/jobs/alerts.ts): one job per domain or account, stately so that a key waits
+// at most once; a failed evaluation retries with backoff. The stores that write the facts enqueue at
+// once (alert-triggers.ts: a posture check in its transaction; aggregate and failure reports
+// debounced to one run per 5-minute slot); the schedulers are the safety net. Posture: every 15
+// minutes. Reports: hourly (the windows move at midnight UTC). Operations: every 15 minutes, offset
+// from the posture run.
 const SCHEDULER = { retryLimit: 1, expireInSeconds: 600 }
 const EVALUATION = {
   policy: 'stately',

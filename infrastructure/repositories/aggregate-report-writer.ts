@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss'
 import type { AggregateRecord } from '../../domain/reports/aggregate-types.ts'
 import { createRollupAccumulator, type RollupAccumulator } from '../../domain/reports/report-rollup.ts'
 import {
@@ -7,6 +8,7 @@ import {
   reportDay,
 } from '../../domain/reports/store-aggregate.ts'
 import type { Database } from '../db/database.ts'
+import { enqueueReportAlerts } from '../queue/alert-triggers.ts'
 import {
   bind,
   CREATE_STAGE,
@@ -150,7 +152,25 @@ async function storeSmall(
   }
 }
 
-export function createAggregateWriter(database: Database): AggregateReportWriter {
+/**
+ * With the process's queue, a stored report (not a duplicate) enqueues its domain's report rules,
+ * debounced (infrastructure/queue/alert-triggers.ts). After the commit, not in it: the small path
+ * is one statement, and a job lost to a crash in between is made up by the hourly scheduler.
+ */
+export function createAggregateWriter(database: Database, boss: PgBoss | null = null): AggregateReportWriter {
+  const writer = storeAggregate(database)
+  if (boss === null) return writer
+  return {
+    async write(input) {
+      const result = await writer.write(input)
+      if (result.status === 'stored')
+        await enqueueReportAlerts(boss, { accountId: input.accountId, domainId: input.domainId })
+      return result
+    },
+  }
+}
+
+function storeAggregate(database: Database): AggregateReportWriter {
   return {
     async write(input) {
       const day = reportDay(input.metadata.begin)

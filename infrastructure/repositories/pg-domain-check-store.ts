@@ -1,11 +1,19 @@
 import { and, asc, desc, eq, isNull, lt, or } from 'drizzle-orm'
+import type { PgBoss } from 'pg-boss'
 import type { DomainCheckStore, StoredCheck } from '../../domain/posture/check-domain.ts'
 import type { Posture, PostureFindings } from '../../domain/posture/posture.ts'
 import type { Db } from '../db/database.ts'
 import { domains } from '../db/schema/domains.ts'
 import { domainChecks } from '../db/schema/posture.ts'
+import { enqueuePostureAlerts } from '../queue/alert-triggers.ts'
+import { onTransaction } from './pg-ingest-message-store.ts'
 
-export function pgDomainCheckStore(db: Db): DomainCheckStore {
+/**
+ * Checks, stored by the API (GET /domains/{name}/status) and the posture jobs alike. With the
+ * process's queue, storing a check enqueues its domain's alert evaluation in the same transaction
+ * (docs/alerts.md, "Storage, jobs and API"); without one (the CLI) the scheduler finds the check.
+ */
+export function pgDomainCheckStore(db: Db, boss: PgBoss | null = null): DomainCheckStore {
   return {
     async latest(accountId, name) {
       const rows = await db
@@ -57,6 +65,7 @@ export function pgDomainCheckStore(db: Db): DomainCheckStore {
           posture: check.posture,
           findings: check.findings,
         })
+        if (boss !== null) await enqueuePostureAlerts(boss, onTransaction(tx), { accountId, domainId })
       })
     },
 

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { PgBoss } from 'pg-boss'
 import type {
   ForensicFilter,
   ForensicTlsStore,
@@ -8,6 +9,7 @@ import type { ForensicReport } from '../../domain/reports/forensic.ts'
 import type { TlsRptReport } from '../../domain/reports/tls-rpt.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
+import { enqueueOperationsAlerts } from '../queue/alert-triggers.ts'
 
 // Failure (forensic) and TLS-RPT reports: small, stored whole as JSON with the fields that filters
 // and summaries need as columns. Both deduplicate: a report stored once is acknowledged after that.
@@ -18,7 +20,11 @@ const isoOf = (value: unknown) => new Date(value instanceof Date ? value : Strin
 const receivedAt = (messageId: string | null) =>
   sql`coalesce((select m.received_at from ingest_messages m where m.id = ${messageId}::uuid), now())`
 
-export function pgForensicTlsStore(db: Db): ForensicTlsStore {
+/**
+ * With the process's queue, a stored failure report enqueues its account's operations rules
+ * (`failure_report_received`), debounced (infrastructure/queue/alert-triggers.ts), after the commit.
+ */
+export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): ForensicTlsStore {
   return {
     /** Redaction is on unless the account turned it off (account_settings; no row: the default). */
     async redactsForensic(accountId: string): Promise<boolean> {
@@ -47,7 +53,10 @@ export function pgForensicTlsStore(db: Db): ForensicTlsStore {
             ${r.localPartsRedacted}, ${JSON.stringify(r)}::jsonb, ${receivedAt(input.messageId)})
           on conflict do nothing returning id`),
       )
-      if (inserted[0] !== undefined) return { status: 'stored', id: Number(inserted[0].id) }
+      if (inserted[0] !== undefined) {
+        if (boss !== null) await enqueueOperationsAlerts(boss, input.accountId)
+        return { status: 'stored', id: Number(inserted[0].id) }
+      }
       const existing = rowsOf<{ id: string }>(
         await db.execute(
           sql`select id from forensic_reports where account_id = ${input.accountId} and content_hash = ${input.contentHash}`,

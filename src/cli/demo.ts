@@ -5,6 +5,7 @@ import type { Database } from '../../infrastructure/db/database.ts'
 import { domains } from '../../infrastructure/db/schema/domains.ts'
 import { ingestMessages } from '../../infrastructure/db/schema/reports.ts'
 import { demoMessage } from '../../infrastructure/mail/demo-mail.ts'
+import { domainJobKey, evaluateNow } from '../../infrastructure/queue/alert-triggers.ts'
 import {
   CHECK_DOMAIN,
   EVALUATE_POSTURE_ALERTS,
@@ -51,12 +52,13 @@ export function demoDeps(input: {
         .where(and(eq(domains.accountId, accountId), eq(domains.name, name)))
       if (row === undefined) throw new Error(`the demo domain ${name} vanished while it was being installed`)
       const ref = { accountId, domainId: row.id }
-      const options = {
-        singletonKey: `${accountId}:${row.id}`,
-        startAfter: digested ? 0 : ALERTS_AFTER_SECONDS,
+      const singletonKey = domainJobKey(ref)
+      // Digested: at once, ahead of a debounced evaluation the reports queued for the next slot
+      // (infrastructure/queue/alert-triggers.ts); otherwise once a worker had time to digest them.
+      for (const queue of [EVALUATE_POSTURE_ALERTS, EVALUATE_REPORT_ALERTS]) {
+        if (digested) await evaluateNow(boss, queue, ref, singletonKey)
+        else await send(boss, queue, ref, { singletonKey, startAfter: ALERTS_AFTER_SECONDS })
       }
-      await send(boss, EVALUATE_POSTURE_ALERTS, ref, options)
-      await send(boss, EVALUATE_REPORT_ALERTS, ref, options)
       return digested
     },
     now,

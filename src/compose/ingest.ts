@@ -8,6 +8,7 @@ import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensi
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import type { Runtime } from '../compose.ts'
+import { ByteBudget } from '../jobs/byte-budget.ts'
 import type { IngestJobDeps } from '../jobs/ingest.ts'
 import { type IngestNow, ingestNow } from '../wiring/ingest-now.ts'
 
@@ -50,13 +51,15 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
 
 /** What the report job needs: the worker's, and the same for callers that process inline. */
 export function ingestJobDeps(
-  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now'>,
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
   messages: IngestJobDeps['messages'],
 ): IngestJobDeps {
   const { config } = runtime
-  const forensicTls = pgForensicTlsStore(runtime.database.db)
+  // With the queue, stored reports enqueue their alert rules (infrastructure/queue/alert-triggers.ts).
+  const forensicTls = pgForensicTlsStore(runtime.database.db, runtime.boss)
   return {
     database: runtime.database,
+    boss: runtime.boss,
     messages,
     forensicTls,
     dns: runtime.dns,
@@ -68,6 +71,8 @@ export function ingestJobDeps(
       maxCompressionRatio: 1000,
       maxParts: 1000,
     },
+    // Messages admitted by their bytes in flight (INGEST_WORKER_MAX_BYTES; docs/ingestion.md, "Memory").
+    budget: new ByteBudget(config.ingestWorkerMaxBytes),
   }
 }
 

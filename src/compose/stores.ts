@@ -40,7 +40,8 @@ function sharedTokenLookups<T extends Pick<TokenStore, 'findForAuth'>>(store: T)
   return { ...store, findForAuth: singleFlight(store.findForAuth) }
 }
 
-export function stores(database: Database) {
+/** The stores; with the process's queue, the ones that store alert facts enqueue their evaluation. */
+export function stores(database: Database, boss: PgBoss | null = null) {
   const db = database.db
   return {
     accounts: pgAccountStore(db),
@@ -48,10 +49,10 @@ export function stores(database: Database) {
     domains: pgDomainStore(db),
     organizations: pgOrganizationStore(db),
     counter: pgRateLimitCounter(database.countersDb),
-    checks: pgDomainCheckStore(db),
+    checks: pgDomainCheckStore(db, boss),
     embedKeys: pgEmbedKeyStore(db),
     reports: pgReportReader(db),
-    forensicTls: pgForensicTlsStore(db),
+    forensicTls: pgForensicTlsStore(db, boss),
     alerts: pgAlertStore(db),
     alertFacts: pgAlertFacts(db),
     operationsFacts: pgOperationsFacts(db),
@@ -82,7 +83,7 @@ export interface StoreRuntime {
 export function processStores(runtime: StoreRuntime) {
   const db = runtime.database.db
   return {
-    ...stores(runtime.database),
+    ...stores(runtime.database, runtime.boss),
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
     /** Verifies domains and re-queues the reports that waited for them (on this process's queue). */
     verifications: pgDomainVerifications(db, runtime.boss),

@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import {
   type DomainMatch,
@@ -38,6 +39,8 @@ import { ByteBudget } from './byte-budget.ts'
 
 export interface IngestJobDeps {
   database: Database
+  /** Stored reports enqueue their alert evaluation (infrastructure/queue/alert-triggers.ts). */
+  boss: PgBoss | null
   messages: PgIngestMessageStore
   forensicTls: FailureTlsStore
   dns: DnsResolver
@@ -130,7 +133,7 @@ export function processDeps(deps: IngestJobDeps): ProcessDeps {
         dmarcPass: aligned.dmarc === 'pass',
       }
     },
-    aggregates: createAggregateWriter(deps.database),
+    aggregates: createAggregateWriter(deps.database, deps.boss),
   }
 }
 
