@@ -37,7 +37,7 @@ export const JsonValue = Type.Recursive(
 export const JsonObject = (options: { description?: string; title?: string } = {}) =>
   t.Object({}, { ...options, additionalProperties: JsonValue })
 
-// Shared response shapes (contract §2), registered once so OpenAPI names them.
+// Shared response shapes (docs/api.md "Errors"), registered once so OpenAPI names them.
 
 export const ErrorBody = t.Object(
   {

@@ -27,7 +27,7 @@ interface HeaderSink {
   headers: Record<string, string | number>
 }
 
-/** Contract §3: every API response, 401s and 429s included, carries the X-RateLimit-* trio. */
+/** docs/api.md "Authentication and limits": every API response, 401s and 429s included, carries the X-RateLimit-* trio. */
 export function applyDecision(set: HeaderSink, decision: RateDecision): void {
   set.headers['x-ratelimit-limit'] = String(decision.limit)
   set.headers['x-ratelimit-remaining'] = String(decision.remaining)

@@ -3,7 +3,7 @@ import { FailureError } from './failures.ts'
 import { findUnsafeJson, type InputProblem, unsafeInputFailure } from './input-rules.ts'
 
 export interface BodyLimits {
-  /** Default for every route (contract §6: JSON bodies 1 MB). */
+  /** Default for every route (docs/api.md "Authentication and limits": JSON bodies 1 MB). */
   defaultBytes: number
   /** Larger limits for path prefixes, e.g. raw report intake (64 MB). */
   byPrefix: { prefix: string; bytes: number }[]
@@ -25,7 +25,7 @@ const NOT_OBJECT = Object.freeze({ notObject: Symbol('not a JSON object') })
 const UNSAFE = Symbol('body breaking an input rule')
 const unsafeMarker = (problem: InputProblem) => Object.freeze({ [UNSAFE]: problem })
 
-/** Throws the contract's 400 or 413 for a body the parser could not take (see bodyLimit's parser). */
+/** Throws the API's 400 or 413 (docs/api.md) for a body the parser could not take (see bodyLimit's parser). */
 export function assertWellFormed(body: unknown): void {
   if (body === MALFORMED_JSON) throw new ParseError()
   if (body !== null && typeof body === 'object' && TOO_LARGE in body) {
@@ -62,7 +62,7 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
 /**
  * Global: refuses an oversize body with 413 `payload_too_large` before it is read (by Content-Length)
  * or while it is read (JSON bodies of unknown length), and parses JSON itself so malformed JSON is a
- * contract-shaped 400.
+ * 400 in the API's format.
  */
 export function bodyLimit(limits: BodyLimits) {
   return new Elysia({ name: 'body-limit' })

@@ -1,4 +1,4 @@
-// Contract §3: the client IP is the socket address unless TRUST_PROXY names trusted proxy hops.
+// docs/api.md "Authentication and limits": the client IP is the socket address unless TRUST_PROXY names trusted proxy hops.
 // With N trusted hops, the N-1 rightmost X-Forwarded-For entries were appended by trusted proxies,
 // so the client is the N-th entry from the right (Express's "trust proxy = N" semantics).
 

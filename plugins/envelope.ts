@@ -1,6 +1,6 @@
 import { type PageMeta, type PageRequest, pageMeta } from '../domain/shared/pagination.ts'
 
-// Contract §2: `{data}` for items, `{data, meta}` for lists.
+// docs/api.md "Errors": `{data}` for items, `{data, meta}` for lists.
 
 export const item = <T>(data: T): { data: T } => ({ data })
 

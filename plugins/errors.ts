@@ -15,8 +15,8 @@ export function internalErrorBody(requestId: string | undefined) {
 }
 
 /**
- * Global error mapping (contract §2): expected failures by their code, validation and parse errors
- * in the contract's validation format, unknown routes as JSON 404 (405 with `Allow` when the path
+ * Global error mapping (docs/api.md "Errors"): expected failures by their code, validation and parse errors
+ * in the validation format (docs/api.md), unknown routes as JSON 404 (405 with `Allow` when the path
  * exists under another method; a browser asking for a missing page gets the dashboard's HTML 404),
  * and anything unexpected as a 500 that names only the request id. The mapping itself can never
  * throw: an error escaping it would reach Bun, whose development error page shows the stack.

@@ -1,6 +1,6 @@
 import type { Failure, Result } from '../domain/shared/result.ts'
 
-// The one place where expected failures become HTTP (contract §2, named scenarios).
+// The one place where expected failures become HTTP (docs/api.md "Errors", named scenarios).
 
 export class FailureError extends Error {
   constructor(readonly failure: Failure) {
@@ -9,7 +9,7 @@ export class FailureError extends Error {
   }
 }
 
-/** The success value, or a thrown FailureError that the error plugin maps to the contract's body. */
+/** The success value, or a thrown FailureError that the error plugin maps to its JSON error body (docs/api.md). */
 export function unwrap<T>(result: Result<T>): T {
   if (result.ok) return result.value
   throw new FailureError(result.failure)

@@ -5,7 +5,7 @@ import { rememberFacts } from './request-context.ts'
 // through every hop; anything else is replaced (it is echoed in headers and logs).
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{8,128}$/
 
-/** Global: `X-Request-Id` on every response, errors and 404s included (contract §2). */
+/** Global: `X-Request-Id` on every response, errors and 404s included (docs/api.md "Errors"). */
 export const requestId = new Elysia({ name: 'request-id' })
   .onRequest(({ request, set }) => {
     const incoming = request.headers.get('x-request-id')

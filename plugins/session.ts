@@ -6,7 +6,7 @@ import {
   sameSecret,
 } from '../domain/accounts/sessions.ts'
 
-// Dashboard sessions and CSRF (contract §5).
+// Dashboard sessions and CSRF (docs/dashboard.md).
 // `{ session: true }` resolves the session cookie to the signed-in user or redirects to
 // `/login?next=…`; `{ csrf: true }` guards a state-changing request of a signed-in user: the form
 // field `_csrf` (or the `X-CSRF-Token` header) must equal the session's token, and Origin (else
@@ -32,7 +32,7 @@ export interface SessionCookies {
 }
 
 /**
- * Secure everywhere but plain-http localhost development (contract §5). A secure cookie takes the
+ * Secure everywhere but plain-http localhost development (docs/dashboard.md). A secure cookie takes the
  * `__Host-` prefix: the browser then refuses it unless Secure, on path `/` and without a Domain,
  * so a sibling subdomain cannot plant one.
  */

@@ -1,4 +1,4 @@
-// Turns schema validation errors into the contract's `{message, errors: {field: [...]}}` (contract §2).
+// Turns schema validation errors into the `{message, errors: {field: [...]}}` (docs/api.md "Errors").
 // TypeBox's own messages ("Expected union value") and Elysia's default body must not leak through,
 // so each message is written from the failing field's schema instead.
 

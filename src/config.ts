@@ -3,7 +3,7 @@ import { parseSecretKey } from '../infrastructure/crypto/secret-box.ts'
 import { type DnsServer, parseDnsServers } from '../infrastructure/dns/dns-packet-resolver.ts'
 import { type OAuthProviderSettings, parseOAuthSettings } from '../infrastructure/oauth/oauth-settings.ts'
 
-// Configuration from the environment, validated once at start (contract §0).
+// Configuration from the environment, validated once at start (README.md "Configuration").
 // An empty variable counts as unset, so `DATABASE_URL=` runs on the embedded database.
 
 export type Role = 'all' | 'api' | 'worker'
@@ -29,11 +29,11 @@ export interface Config {
     /** Login attempts per account email (the per-IP bound is the public limit). */
     loginPerMinute: number
   }
-  /** Bytes; JSON request bodies (contract §6: 1 MB). */
+  /** Bytes; JSON request bodies (docs/api.md "Authentication and limits": 1 MB). */
   maxJsonBodyBytes: number
-  /** Bytes; raw intake messages (contract §6: 64 MB). */
+  /** Bytes; raw intake messages (docs/ingestion.md: 64 MB). */
   ingestMaxMessageBytes: number
-  /** Bytes; a decompressed report (contract §6: 1 GB). */
+  /** Bytes; a decompressed report (docs/ingestion.md: 1 GB). */
   ingestMaxReportBytes: number
   /** Bytes; the sizes of the messages one worker process works on at once (docs/ingestion.md). */
   ingestWorkerMaxBytes: number

@@ -1,7 +1,7 @@
 import { sha256 } from '@oslojs/crypto/sha2'
 import { encodeBase32LowerCaseNoPadding, encodeHexLowerCase } from '@oslojs/encoding'
 
-// Contract §5: a recognisable `dw_` prefix so leaked tokens are greppable; stored only as a hash.
+// docs/api.md "Authentication and limits": a recognisable `dw_` prefix so leaked tokens are greppable; stored only as a hash.
 // Tokens carry 160 random bits, so a plain SHA-256 (not a slow password hash) is the right lookup key.
 
 export const TOKEN_PREFIX = 'dw_'

@@ -4,7 +4,7 @@ import type { AccountStore, UserMembership } from './ports.ts'
 import { type SessionStore, type StartedSession, startSession } from './sessions.ts'
 import { createAccount, normalizeEmail } from './use-cases.ts'
 
-// Sign-in through an OpenID Connect provider (contract §5; docs/oauth.md). The provider's subject,
+// Sign-in through an OpenID Connect provider (docs/oauth.md). The provider's subject,
 // not the email, identifies a returning user. An email only ever matters the first time, and only
 // when the provider vouches for it (email_verified): an unverified address would let anyone who can
 // type a victim's email into some IdP's profile take over the victim's account here.

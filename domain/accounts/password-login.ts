@@ -4,7 +4,7 @@ import type { AccountStore } from './ports.ts'
 import { type SessionStore, type StartedSession, startSession } from './sessions.ts'
 import { createAccount, MIN_PASSWORD_LENGTH, normalizeEmail } from './use-cases.ts'
 
-// Email and password sign-up and login (contract §5: argon2id, errors that do not reveal whether
+// Email and password sign-up and login (docs/dashboard.md: argon2id, errors that do not reveal whether
 // the email exists). Hashing is a port: Bun.password in the app, something cheap in unit tests.
 
 export interface Credentials {

@@ -3,10 +3,10 @@ import { encodeBase64urlNoPadding, encodeHexLowerCase } from '@oslojs/encoding'
 import type { RandomBytes } from '../shared/random.ts'
 import { userActor } from './actor.ts'
 
-// Dashboard sessions (contract §5): an opaque random id in the cookie, only its hash stored;
+// Dashboard sessions (docs/dashboard.md): an opaque random id in the cookie, only its hash stored;
 // sliding expiry, ended after 30 days without use; a CSRF token per session.
 
-/** Contract §5: logged out after 30 days of inactivity. */
+/** docs/dashboard.md: logged out after 30 days of inactivity. */
 export const SESSION_IDLE_MS = 30 * 86_400_000
 /**
  * How stale `last_seen_at` may get before a request moves it (and the expiry) forward. Touching on

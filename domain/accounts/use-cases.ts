@@ -13,7 +13,7 @@ export interface Principal {
   actor: string
 }
 
-/** Bearer authentication (contract §2): every unusable token gets the same `invalid_token` answer. */
+/** Bearer authentication (docs/api.md "Errors"): every unusable token gets the same `invalid_token` answer. */
 export async function authenticateToken(
   deps: { tokens: Pick<TokenStore, 'findForAuth'> },
   input: { token: string | null; now: Date },
@@ -48,7 +48,7 @@ export async function createAccount(
     return invalid('password', `The password must have at least ${MIN_PASSWORD_LENGTH} characters.`)
   }
   const passwordHash = input.password === undefined ? null : await deps.hashPassword(input.password)
-  // The ingest key is the local part of the account's report address (contract §6): unguessable.
+  // The ingest key is the local part of the account's report address (docs/ingestion.md): unguessable.
   const ingestKey = `r${encodeBase32LowerCaseNoPadding(deps.random(10))}`
   const created = await deps.accounts.createWithOwner({ email, passwordHash, ingestKey })
   if (created === 'email_taken') return invalid('email', 'An account with this email already exists.')

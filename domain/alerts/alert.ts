@@ -1,7 +1,7 @@
 import type { Fix } from '../posture/posture.ts'
 import type { Severity } from '../shared/finding.ts'
 
-// Alerts (issue #6, contract §4): pure rules turn what a check, the reports or the intake found into
+// Alerts (issue #6, docs/alerts.md): pure rules turn what a check, the reports or the intake found into
 // candidates; lifecycle.ts reconciles candidates with the open alerts. docs/alerts.md has the table.
 
 /** The one severity scale of findings, posture issues and alerts. */

@@ -9,7 +9,7 @@ import {
   USER_RESOLVED_TYPES,
 } from './alert.ts'
 
-// The alert lifecycle (contract §4, issue #6): one open alert per (domain, type, subject). A rule
+// The alert lifecycle (docs/alerts.md, issue #6): one open alert per (domain, type, subject). A rule
 // that keeps firing updates its open alert, and only when something shown changed; an alert whose
 // rule ran and no longer fires resolves itself ("condition_cleared"); the user can resolve any
 // alert ("user"). A resolved alert is never reopened: if its condition holds again (or still holds
@@ -37,7 +37,7 @@ export type ResolveReason = 'condition_cleared' | 'user'
 export interface ReconcilePlan {
   /** Candidates with no open alert of their type and subject: insert, then send `alert.created`. */
   create: AlertCandidate[]
-  /** Open alerts whose severity, title or details changed: no event (the contract has none). */
+  /** Open alerts whose severity, title or details changed: no event (none is defined, docs/alerts.md). */
   update: { alertId: string; candidate: AlertCandidate }[]
   /** Open alerts in scope that no candidate matched: set resolved, then send `alert.resolved`. */
   resolve: { alertId: string; reason: 'condition_cleared'; resolvedAt: Date }[]
@@ -102,7 +102,7 @@ export function reconcile(
   return plan
 }
 
-/** A user resolving an alert: null when it is already resolved (no change, no second event, contract §4). */
+/** A user resolving an alert: null when it is already resolved (no change, no second event, docs/alerts.md). */
 export function resolveByUser(
   alert: { status: 'open' | 'resolved' },
   now: Date,
@@ -110,7 +110,7 @@ export function resolveByUser(
   return alert.status === 'resolved' ? null : { reason: 'user', resolvedAt: now }
 }
 
-/** `alert.created`: data exactly `{alert_id, domain, severity, title}` (contract §4). */
+/** `alert.created`: data exactly `{alert_id, domain, severity, title}` (docs/alerts.md). */
 export function alertCreatedEvent(alert: {
   alertId: string
   domain: string | null

@@ -1,5 +1,5 @@
 // The hosted DMARC record of a domain (issue #5): what is published and hosted, hosting it, and
-// editing it. Writes act only on verified domains (contract §4) and count as DNS writes (§3).
+// editing it. Writes act only on verified domains (docs/api.md "Domains") and count as DNS writes (docs/api.md "Authentication and limits").
 // Rules for the record itself are in hosting.ts; docs/hosted-dns.md, docs/api.md.
 
 import type { DnsResolver } from '../dns/ports.ts'
@@ -55,9 +55,9 @@ export interface HostingDeps {
   store: DmarcHostingStore
   dns: DnsResolver
   now: () => Date
-  /** The account's report address (`<ingest key>@INGEST_DOMAIN`, contract §6). */
+  /** The account's report address (`<ingest key>@INGEST_DOMAIN`, docs/ingestion.md). */
   reportAddress: (accountId: string) => Promise<string>
-  /** Counts a DNS write against the account (contract §3); a failure when over the limit. */
+  /** Counts a DNS write against the account (docs/api.md "Authentication and limits"); a failure when over the limit. */
   dnsWrites: (accountId: string) => Promise<Result<null>>
 }
 

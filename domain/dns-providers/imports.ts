@@ -77,7 +77,7 @@ export interface ImportDeps extends WriteDeps {
   verifications: VerificationStore
   organizations: OrganizationLookup
   random: RandomBytes
-  /** One DNS write against the account's limit (contract §3): refused → the import pauses. */
+  /** One DNS write against the account's limit (docs/api.md "Authentication and limits"): refused → the import pauses. */
   dnsWrites: (accountId: string) => Promise<Result<null>>
 }
 

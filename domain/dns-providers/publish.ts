@@ -1,7 +1,7 @@
 // Publishing a record for a domain through the DNS provider that holds its zone (issue #7): what
 // the provider writes API, SPF management and hosted DMARC share. A plan is the dry run (the diff
 // against what the provider holds); applying it takes one DNS write from the account's limit
-// (contract §3; nothing to change is no write), then writes, reads back and audits (writes.ts).
+// (docs/api.md "Authentication and limits"; nothing to change is no write), then writes, reads back and audits (writes.ts).
 
 import type { Result } from '../shared/result.ts'
 import { invalid, ok } from '../shared/result.ts'

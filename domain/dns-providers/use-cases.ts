@@ -51,9 +51,9 @@ export type BuildProvider = (
 export type OpenProvider = (connection: Connection) => Promise<ProviderResult<DnsProvider>>
 
 /**
- * A provider that failed (unreachable, rate limiting, refusing the data): the contract names no code
+ * A provider that failed (unreachable, rate limiting, refusing the data): the API reference names no code of its own
  * for it, so the API answers 502 `dns_provider_error` (docs/api.md). Bad credentials are not this:
- * they are the contract's 400 `dns_provider_authentication_failed`.
+ * they are the 400 `dns_provider_authentication_failed`.
  */
 export interface ProviderProblem {
   code: 'dns_provider_error'
@@ -73,7 +73,7 @@ export const LABELS: Record<ProviderKind, string> = {
   rfc2136: 'RFC 2136 server',
 }
 
-/** A provider's error as the API's failure: credentials → the contract's 400, the rest → 502. */
+/** A provider's error as the API's failure: credentials → 400, the rest → 502. */
 export function providerFailure(provider: ProviderKind, error: ProviderError): Failure | ProviderProblem {
   if (error.kind === 'bad_credentials' || error.kind === 'forbidden')
     return { code: 'dns_provider_authentication_failed', provider }

@@ -1,6 +1,6 @@
 import { parse } from 'tldts'
 
-// Contract §4: lower-cased, IDNA to A-label, trailing dot removed, a registrable name or a subdomain
+// docs/api.md: lower-cased, IDNA to A-label, trailing dot removed, a registrable name or a subdomain
 // of one; names under the reserved .test and .example TLDs (RFC 2606) are accepted.
 
 const RESERVED_TEST_TLDS = new Set(['test', 'example'])

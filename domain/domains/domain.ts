@@ -1,7 +1,7 @@
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding'
 import type { RandomBytes } from '../shared/random.ts'
 
-// Contract §4: manual (monitor and alert), assisted (prepare changes, wait for approval),
+// docs/api.md "Domains": manual (monitor and alert), assisted (prepare changes, wait for approval),
 // automatic (apply SPF updates and advance the DMARC policy when safe).
 export const AUTOMATION_LEVELS = ['manual', 'assisted', 'automatic'] as const
 export type AutomationLevel = (typeof AUTOMATION_LEVELS)[number]
@@ -50,7 +50,7 @@ export const UNCHECKED_STATUS: DomainStatus = {
   checkedAt: null,
 }
 
-// Contract §4: ownership is proven by TXT `_dmarcwatch.<name>` = `dmarcwatch-verify=<token>`.
+// docs/api.md: ownership is proven by TXT `_dmarcwatch.<name>` = `dmarcwatch-verify=<token>`.
 export const VERIFICATION_LABEL = '_dmarcwatch'
 export const VERIFICATION_PREFIX = 'dmarcwatch-verify='
 

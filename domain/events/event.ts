@@ -1,5 +1,5 @@
 // Events are written to the outbox in the same transaction as the change that caused them; the
-// webhook deliverer sends them later. Names and data shapes follow the contract (§4, §5).
+// webhook deliverer sends them later. Names and data shapes follow docs/webhooks.md.
 
 export type EventType =
   | 'alert.created'
@@ -27,7 +27,7 @@ export function spfActivated(domain: string, record: string, include: string, at
 }
 
 /**
- * The hosted DMARC policy of `domain` changed from `from` to `to` (contract §4): an advance by the
+ * The hosted DMARC policy of `domain` changed from `from` to `to` (docs/policy-progression.md): an advance by the
  * progression engine or an approved proposal, and also a rollback (then `to` is below `from`), so a
  * receiver of the webhook always knows the policy in force. Data exactly `{domain, from, to, reason}`.
  */

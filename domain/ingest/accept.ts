@@ -29,7 +29,7 @@ export function arrival(arrivedAt: Date | undefined, now: Date): Date {
 }
 
 /**
- * The one durable write of report intake (contract §6). A message addressed to no account's report
+ * The one durable write of report intake (docs/ingestion.md). A message addressed to no account's report
  * address is refused (`not_found` recipient); an authenticated caller's message goes to its account.
  */
 export async function acceptMessage(

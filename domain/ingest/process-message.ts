@@ -24,7 +24,7 @@ export type Payload = AggregatePayload | OtherPayload
 export interface PayloadContext {
   accountId: string
   messageId: string
-  /** The account's domain a report's policy domain belongs to, if verified (contract §4, §6). */
+  /** The account's domain a report's policy domain belongs to, if verified (docs/ingestion.md). */
   resolveDomain(policyDomain: string): Promise<DomainMatch>
 }
 

@@ -1,4 +1,4 @@
-// Contract §6: each account's report address is `<ingest-key>@<INGEST_DOMAIN>`. Reporters and
+// docs/ingestion.md: each account's report address is `<ingest-key>@<INGEST_DOMAIN>`. Reporters and
 // forwarders decorate addresses, so the recipient is read leniently: a display name and angle
 // brackets, upper case, and a `+tag` sub-address are all accepted.
 

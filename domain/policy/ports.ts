@@ -120,6 +120,6 @@ export interface ProgressionDeps {
 }
 
 export interface ProgressionWriteDeps extends ProgressionDeps {
-  /** Counts a DNS write against the account (contract §3). */
+  /** Counts a DNS write against the account (docs/api.md "Authentication and limits"). */
   dnsWrites: (accountId: string) => Promise<Result<null>>
 }

@@ -1,4 +1,4 @@
-// DMARC policy progression (issue #6, contract §4): none → quarantine → reject for verified domains
+// DMARC policy progression (issue #6, docs/policy-progression.md): none → quarantine → reject for verified domains
 // whose policy the service hosts. The engine decides from the readiness figures (the last 14 days,
 // domain/sources/policy-readiness.ts) and the effect of the last change; it never advances with a
 // blocker, keeps steps at least a week apart, and rolls a step back when legitimate mail started

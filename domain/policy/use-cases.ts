@@ -1,4 +1,4 @@
-// DMARC policy progression (issue #6, contract §4): the view, the daily run (advance, propose,
+// DMARC policy progression (issue #6, docs/policy-progression.md): the view, the daily run (advance, propose,
 // roll back, or hold), approving a proposal and rolling back by hand. A change goes through the
 // hosted record in one transaction with its history row, audit entry and `dmarc.progressed` event
 // (PolicyStore.apply); for a domain whose `_dmarc` TXT is on a connected DNS provider, the record is

@@ -1,4 +1,4 @@
-// Many requests of one token at once all increment one counter row (contract §3: the limit is per
+// Many requests of one token at once all increment one counter row (docs/api.md "Authentication and limits": the limit is per
 // token, shared by every process). One UPDATE per request makes them queue on that row's lock in
 // PostgreSQL, one commit after another: measured, the limiter was most of an authenticated
 // request's latency at 50 concurrent connections. Here the hits of one key that arrive while its

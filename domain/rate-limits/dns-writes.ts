@@ -2,7 +2,7 @@ import { fail, ok, type Result } from '../shared/result.ts'
 import { consume, type RateLimitCounter } from './fixed-window.ts'
 
 // DNS writes (SPF management, hosted DMARC, provider writes and imports) share one limit per
-// account (contract §3: 10 per minute by default). Callers count a write only when a change is
+// account (docs/api.md "Authentication and limits": 10 per minute by default). Callers count a write only when a change is
 // about to be saved: a call that changes nothing is no DNS write.
 
 export const DNS_WRITES_SCOPE = 'dns_writes'

@@ -1,4 +1,4 @@
-// Contract §3: fixed calendar windows per key (the minute or hour containing the request), as GitHub
+// docs/api.md "Authentication and limits": fixed calendar windows per key (the minute or hour containing the request), as GitHub
 // does: Remaining counts down within the window and Reset is its end in Unix epoch seconds.
 
 export interface RateLimitPolicy {

@@ -1,4 +1,4 @@
-// One severity scale for every finding, alert and posture issue (contract §4 alert severities).
+// One severity scale for every finding, alert and posture issue (docs/alerts.md, severities).
 export type Severity = 'info' | 'low' | 'medium' | 'high' | 'critical'
 
 export interface Finding<Code extends string = string> {

@@ -1,4 +1,4 @@
-// Contract §2: 1-based pages, default 25 per page, max 100; a page past the end is an empty page.
+// docs/api.md "Errors": 1-based pages, default 25 per page, max 100; a page past the end is an empty page.
 
 export const DEFAULT_PER_PAGE = 25
 export const MAX_PER_PAGE = 100

@@ -16,7 +16,7 @@ export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value })
 export const fail = <T = never>(failure: Failure): Result<T> => ({ ok: false, failure })
 
-/** A validation failure on one field, in the contract's `errors` shape. */
+/** A validation failure on one field, in the validation error shape (docs/api.md "Errors"). */
 export function invalid<T = never>(field: string, message: string): Result<T> {
   return fail({ code: 'validation_failed', message, errors: { [field]: [message] } })
 }

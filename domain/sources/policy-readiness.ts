@@ -1,4 +1,4 @@
-// Whether the domain's DMARC policy can take its next step (contract §4: none → quarantine →
+// Whether the domain's DMARC policy can take its next step (docs/policy-progression.md: none → quarantine →
 // reject, when the last 14 days show enough volume, a DMARC pass rate of at least 98% and no
 // unidentified legitimate source failing). Used by the `advance_policy` recommendation and, later,
 // by automatic policy progression, so it is a function of its own with its reasons spelled out.
@@ -112,7 +112,7 @@ const bySize = (a: ReadinessSource, b: ReadinessSource) =>
 /**
  * `sources` are the per-IP figures of the reporting period (not necessarily 14 days); they name the
  * senders that would suffer: a legitimate source failing DMARC, or an unknown one carrying more than
- * 1% of the volume (possibly legitimate, so "unidentified legitimate" in the contract's words).
+ * 1% of the volume (possibly legitimate, so "unidentified legitimate" in docs/policy-progression.md's words).
  * Suspicious and forwarder sources never block: quarantining spoofing is the point, and forwarded
  * mail is judged by ARC and local policy at the receiver.
  */

@@ -101,7 +101,7 @@ export interface SourceActivityReader {
 }
 
 /**
- * Counts one DNS write against the account's budget (contract §3: 10 per minute); a
+ * Counts one DNS write against the account's budget (docs/api.md "Authentication and limits": 10 per minute); a
  * `rate_limited` failure when it is spent. Called only when a change is about to be saved.
  */
 export type DnsWriteBudget = (accountId: string) => Promise<Result<null>>

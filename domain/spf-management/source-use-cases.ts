@@ -1,6 +1,6 @@
 // Sources into SPF: add one sending IP of a domain (as its service's include, or the address), and
 // detect the legitimate senders that fail SPF alignment from the last 30 days of reports, applying
-// them when the domain's automation level is `automatic` (contract §4).
+// them when the domain's automation level is `automatic` (docs/api.md).
 
 import type { AutomationLevel } from '../domains/domain.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'

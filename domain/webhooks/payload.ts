@@ -1,7 +1,7 @@
 import { encodeBase64urlNoPadding } from '@oslojs/encoding'
 import type { RandomBytes } from '../shared/random.ts'
 
-// Contract §5: what a webhook request carries. The body is built per attempt, because `timestamp` is
+// docs/webhooks.md: what a webhook request carries. The body is built per attempt, because `timestamp` is
 // the time of that attempt; the signature covers these exact bytes, so the string built here is the
 // one sent and signed, never re-serialised on the way.
 
@@ -13,7 +13,7 @@ export interface WebhookEvent {
 }
 
 /**
- * `{"event", "timestamp", "data"}` in that key order (the contract's order; receivers that log raw
+ * `{"event", "timestamp", "data"}` in that key order (docs/webhooks.md order; receivers that log raw
  * bodies see a stable shape). `timestamp` is ISO 8601 UTC with milliseconds, the attempt's own time,
  * so a receiver enforcing a 5 minute tolerance accepts a retry sent an hour after the event.
  */

@@ -1,6 +1,6 @@
 import { windowAt } from '../rate-limits/fixed-window.ts'
 
-// Contract §5: what one delivery attempt's outcome means, when the next attempt is due, and when the
+// docs/webhooks.md: what one delivery attempt's outcome means, when the next attempt is due, and when the
 // per-account hourly limit makes a delivery wait. Pure: times come in as arguments.
 
 /** What happened to one POST, as the sender observed it. */
@@ -45,7 +45,7 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length
 /**
  * When the attempt after `failedAttempts` failures is due, or null once all five have failed.
  *
- * The contract reads "attempts at 0 s, 5 s, 30 s, 5 min, 1 h after the first failure": the offsets are
+ * docs/webhooks.md reads "attempts at 0 s, 5 s, 30 s, 5 min, 1 h after the first failure": the offsets are
  * measured from one instant, the end of the first attempt (`firstFailureAt`), not chained from attempt
  * to attempt, so a chain ends about an hour after it started whatever each attempt took. Anchoring on
  * the first failure rather than on the first attempt's start keeps the 5 s pause after a first attempt
@@ -87,7 +87,7 @@ export function afterAttempt(input: {
   return next === null ? { state: 'failed' } : { state: 'pending', nextAttemptAt: next }
 }
 
-// Contract §3: 1000 deliveries per hour per account in fixed calendar hours, like the API limits.
+// docs/api.md "Authentication and limits": 1000 deliveries per hour per account in fixed calendar hours, like the API limits.
 // Every POST counts, retries included: the limit protects the receiver, and a retry is a request to it
 // like any other. Excess deliveries wait for the next hour; none is dropped, and waiting does not use
 // up one of the five attempts.

@@ -6,7 +6,7 @@ import type { DeliveryState } from './schedule.ts'
 
 export interface WebhookSettings {
   url: string | null
-  /** `whsec_...` in clear: the API shows it (contract §5, "shown and rotatable"). */
+  /** `whsec_...` in clear: the API shows it (docs/webhooks.md, "shown and rotatable"). */
   secret: string | null
   updatedAt: Date | null
 }

@@ -1,6 +1,6 @@
 import type { PasswordHasher } from '../../domain/accounts/password-login.ts'
 
-/** argon2id through Bun.password (contract §5), with Bun's default cost (64 MiB, 2 passes). */
+/** argon2id through Bun.password (docs/dashboard.md), with Bun's default cost (64 MiB, 2 passes). */
 export function bunPasswords(): PasswordHasher {
   // Verified against when no user matches, so an unknown email costs what a wrong password does.
   let dummy: Promise<string> | null = null

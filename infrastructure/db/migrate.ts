@@ -37,7 +37,7 @@ export async function migrate(database: Database): Promise<void> {
   }
 }
 
-/** Whether every committed migration is applied (readiness, contract §1). */
+/** Whether every committed migration is applied (readiness, docs/api.md). */
 let expectedCount: Promise<number> | undefined
 
 export async function migrationsApplied(database: Database): Promise<boolean> {

@@ -5,13 +5,13 @@ import { createGuardedClient, type OutboundResponse } from './guarded-client.ts'
 import { OutboundError } from './outbound-error.ts'
 import { signWebhook } from './webhook-signature.ts'
 
-// One webhook delivery attempt (contract §5, issue #6): build and sign the body for this attempt's
+// One webhook delivery attempt (docs/webhooks.md, issue #6): build and sign the body for this attempt's
 // time, vet the URL against the SSRF rules, POST it pinned to the vetted address without following
 // redirects, and read a bounded piece of the answer for the delivery log. Whatever the receiver does
 // (refuse, hang, redirect, stream forever) comes back as an outcome value for classifyAttempt; only
 // programming errors (a malformed event id) throw.
 
-/** Contract §5: an attempt that has no answer after 10 s is a timeout (and retried). */
+/** docs/webhooks.md: an attempt that has no answer after 10 s is a timeout (and retried). */
 export const WEBHOOK_TIMEOUT_MS = 10_000
 /** Issue #6: at most this much of a response body is read; the rest is cancelled unread. */
 export const MAX_RESPONSE_BYTES = 64 * 1024
@@ -123,7 +123,7 @@ const blocked = (reason: string): Target => ({ ok: false, outcome: { kind: 'bloc
  * closed networks and test receivers rarely have certificates. The addresses are vetted by the
  * guarded client (docs/outbound-http.md): every address the host resolves to must be public unless
  * private targets are allowed. A host that does not resolve is a connection error, not a block: DNS
- * failures (timeouts, a record not yet published) pass, and the contract retries connection errors.
+ * failures (timeouts, a record not yet published) pass, and connection errors are retried (docs/webhooks.md).
  */
 function vetUrl(deps: WebhookSenderDeps, raw: string): Target {
   let url: URL

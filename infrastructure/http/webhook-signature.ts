@@ -1,4 +1,4 @@
-// Contract §5: `X-Webhook-Signature` is the lowercase hex HMAC-SHA256 of the raw body, keyed with the
+// docs/webhooks.md: `X-Webhook-Signature` is the lowercase hex HMAC-SHA256 of the raw body, keyed with the
 // account's secret (the UTF-8 bytes of the whole `whsec_...` string). Web Crypto, so receivers on any
 // modern runtime can run the same few lines (docs/webhooks.md).
 

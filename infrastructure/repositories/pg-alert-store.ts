@@ -14,7 +14,7 @@ import { alerts } from '../db/schema/alerts.ts'
 import { domains } from '../db/schema/domains.ts'
 import { appendEvent } from './pg-event-outbox.ts'
 
-// Alerts (issue #6, contract §4). Every read and write is scoped by account; a domain id is only
+// Alerts (issue #6, docs/alerts.md). Every read and write is scoped by account; a domain id is only
 // ever used together with its account. Each change and the events it sends are one transaction
 // (the outbox pattern), so a rolled-back change sends nothing and a committed one is never silent.
 
@@ -171,7 +171,7 @@ export function pgAlertStore(db: Db): AlertStore {
 
     /**
      * The user resolves an alert: null when the account has no such alert. An alert already
-     * resolved comes back unchanged and sends no second `alert.resolved` (contract §4); the row
+     * resolved comes back unchanged and sends no second `alert.resolved` (docs/alerts.md); the row
      * lock makes two concurrent calls send one event.
      */
     async resolve(accountId: string, alertId: string, now: Date): Promise<StoredAlert | null> {

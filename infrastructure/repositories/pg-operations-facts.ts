@@ -29,7 +29,7 @@ export function pgOperationsFacts(db: Db): OperationsFacts {
     },
 
     /**
-     * Deliveries marked failed (contract §5: after the fifth attempt) since the last one that was
+     * Deliveries marked failed (docs/webhooks.md: after the fifth attempt) since the last one that was
      * delivered, the newest failure, and what its last attempt ended with.
      */
     async webhookFacts(accountId: string): Promise<WebhookFacts> {

@@ -4,7 +4,7 @@ import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
 import type { Db } from '../db/database.ts'
 import { rateLimitCounters } from '../db/schema/rate-limits.ts'
 
-/** A single upsert per hit: atomic across every server process sharing the database (contract §3). */
+/** A single upsert per hit: atomic across every server process sharing the database (docs/api.md "Authentication and limits"). */
 export function pgBatchCounter(db: Db): BatchCounter {
   return {
     async hitBy(key, window, n) {

@@ -4,7 +4,7 @@ import type { DomainMatch } from '../../domain/ingest/process-message.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
 /**
- * Which of the account's domains a report belongs to (contract §6: the policy domain decides): the
+ * Which of the account's domains a report belongs to (docs/ingestion.md: the policy domain decides): the
  * policy domain itself, else its organizational domain. Reports act only on verified domains (§4):
  * a report for an unverified one is quarantined with the reason and the domain, and verifying the
  * domain queues it again (infrastructure/repositories/pg-domain-verification.ts).

@@ -4,7 +4,7 @@ import type { Db } from '../db/database.ts'
 import { users } from '../db/schema/accounts.ts'
 import { loginLinks, passwordResets, sessions } from '../db/schema/sessions.ts'
 
-// Sessions by the hash of their id (contract §5). Every read joins the user for the email the
+// Sessions by the hash of their id (docs/dashboard.md). Every read joins the user for the email the
 // pages show, so a request costs one query while its session is fresh.
 
 const columns = {

@@ -13,7 +13,7 @@ import type { Db } from '../db/database.ts'
 import { events } from '../db/schema/events.ts'
 import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schema/webhooks.ts'
 
-// Webhook settings and the delivery log (issue #6, contract §5). The API never enqueues delivery
+// Webhook settings and the delivery log (issue #6, docs/webhooks.md). The API never enqueues delivery
 // jobs itself: a test ping or a redelivery writes the delivery's new state and puts its event back
 // in the outbox (undispatched), in one transaction, and the worker's relay (pg-webhook-relay.ts)
 // turns it into a job like any other event. So the API needs no job queue for webhooks, and the

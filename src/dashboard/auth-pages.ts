@@ -25,7 +25,7 @@ import { htmlResponse, redirectTo } from './layout.ts'
 import { loginProviders } from './oauth-views.ts'
 import type { DashboardServices } from './services.ts'
 
-// Login, sign-up, logout and password reset (contract §5 and §7).
+// Login, sign-up, logout and password reset (docs/dashboard.md).
 
 /** The pre-session CSRF token of the login and sign-up forms: the cookie's, or a new one. */
 export function anonymousCsrf(

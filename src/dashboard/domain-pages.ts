@@ -24,7 +24,7 @@ import type { DashboardServices } from './services.ts'
 import { SOURCE_STATUSES, sourcesPageView } from './source-views.ts'
 import { spfPages } from './spf-pages.ts'
 
-// /domains and /domains/{name} (contract §7): the list with its badges, organization filter and the
+// /domains and /domains/{name} (docs/dashboard.md): the list with its badges, organization filter and the
 // add form; a domain's posture from the same use case and presentation as
 // GET /api/v1/domains/{name}/status, with its last 30 days of reports and its top sources; every
 // source at /domains/{name}/sources. The SPF page is spf-pages.ts.

@@ -21,7 +21,7 @@ export function clientFacts(
   }
 }
 
-/** Contract §3: login, sign-up and password reset are public endpoints, limited per client IP. */
+/** docs/api.md "Authentication and limits": login, sign-up and password reset are public endpoints, limited per client IP. */
 export function publicPolicy(s: Pick<DashboardServices, 'config'>): RateLimitPolicy {
   return { scope: 'public', limit: s.config.rateLimits.publicPerMinute, windowSeconds: 60 }
 }

@@ -1,7 +1,7 @@
 import { ASSETS } from './assets.ts'
 import { html, type SafeHtml } from './html.ts'
 
-// The page shell (contract §7): one layout with a skip link, navigation and the signed-in user;
+// The page shell (docs/dashboard.md): one layout with a skip link, navigation and the signed-in user;
 // every page response carries the Content-Security-Policy and the other protective headers.
 
 export const CSP =

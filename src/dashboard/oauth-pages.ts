@@ -23,7 +23,7 @@ import { htmlResponse, messagePage, redirectTo } from './layout.ts'
 import { loginProviders, passwordRemovedView } from './oauth-views.ts'
 import type { DashboardServices } from './services.ts'
 
-// OAuth 2.0 / OpenID Connect sign-in (issue #8, contract §5; docs/oauth.md).
+// OAuth 2.0 / OpenID Connect sign-in (issue #8, docs/oauth.md).
 // GET /login/oauth/:provider sends the browser to the provider with a fresh state (CSRF, RFC 6749
 // §10.12), PKCE S256 challenge (RFC 7636) and nonce (OIDC Core §15.5.2), kept in a sealed,
 // short-lived cookie; GET /login/oauth/:provider/callback checks them, exchanges the code,
@@ -118,7 +118,7 @@ export function oauthPages(s: DashboardServices) {
       const provider = providerOf(param(params.provider))
       if (provider === null) return notFound()
       const facts = clientFacts(s, request, server)
-      // Contract §3: a public endpoint, limited per client IP like the login form.
+      // docs/api.md "Authentication and limits": a public endpoint, limited per client IP like the login form.
       const limit = await limited(s, [{ policy: publicPolicy(s), subject: facts.ip }])
       if (limit) return withCookie(limit, clearFlow)
       const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : null)

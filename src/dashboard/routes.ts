@@ -13,7 +13,7 @@ import { reportPages } from './report-pages.ts'
 import { type DashboardDeps, dashboardServices } from './services.ts'
 import { settingsPages } from './settings-pages.ts'
 
-// The server-rendered dashboard at the origin's root (issue #8, contract §7; docs/dashboard.md).
+// The server-rendered dashboard at the origin's root (issue #8, docs/dashboard.md).
 
 export type { DashboardDeps } from './services.ts'
 

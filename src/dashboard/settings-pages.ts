@@ -16,7 +16,7 @@ import { apiSettingsView } from './settings-views.ts'
 // /settings/api (tokens: create with a name and expiry, value shown once, list, revoke; embed keys;
 // webhooks: URL, secret, test ping, recent deliveries, redeliver) and /settings/account (log out
 // the other sessions here; the page itself, members and the switcher in member-pages.ts, the
-// invitation links in invitation-pages.ts). Contract §5 and §7.
+// invitation links in invitation-pages.ts). docs/dashboard.md.
 
 const WEBHOOK_NOTICES: Record<string, string> = {
   saved: 'The webhook URL is saved.',

@@ -9,7 +9,7 @@ import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 // Domain imports from DNS providers (issue #7; docs/dns-providers.md "Connections, import and
 // writes"). One job per import (singleton per import id, so two runs of one import never overlap);
 // it handles zone by zone and saves each zone's result, so a retried job resumes. Each imported
-// domain costs one DNS write (its verification record) against the account's limit (contract §3);
+// domain costs one DNS write (its verification record) against the account's limit (docs/api.md "Authentication and limits");
 // when the limit is reached the job sends itself again for when the window resets, and stops.
 
 export interface DnsProviderJobDeps {

@@ -5,7 +5,7 @@ import type { DeliveryLedger } from '../../domain/webhooks/ports.ts'
 import { DELIVER_WEBHOOK } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler, registerJobs } from '../../infrastructure/queue/handlers.ts'
 
-// Webhook delivery (issue #6, contract §5, docs/webhooks.md "Storage, relay and jobs").
+// Webhook delivery (issue #6, docs/webhooks.md "Storage, relay and jobs").
 //
 // The relay is a loop in the worker, not a pg-boss schedule: cron fires at most once a minute and a
 // self-rescheduling job would add two job rows a second to pg-boss's tables, while an idle loop costs

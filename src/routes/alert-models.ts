@@ -8,7 +8,7 @@ import { Line } from '../../plugins/input-schemas.ts'
 import { FixModel } from './posture.ts'
 import { snakeCaseKeys } from './source-models.ts'
 
-// Alert shapes and list filters (contract §4). Rules keep their evidence in camelCase (it is compared
+// Alert shapes and list filters (docs/alerts.md). Rules keep their evidence in camelCase (it is compared
 // as stored); the API shows it in snake_case like every other field.
 
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const

@@ -8,7 +8,7 @@ import { unwrap } from '../../plugins/failures.ts'
 import { IdText } from '../../plugins/input-schemas.ts'
 import { AlertListQuery, alertFilters, alertModels, presentAlert } from './alert-models.ts'
 
-// Alerts API (issue #6, contract §1 and §4): `{base_url}/alerts...` and, because the seed spells
+// Alerts API (issue #6, docs/api.md, docs/alerts.md): `{base_url}/alerts...` and, because the seed spells
 // them `/v1/alerts`, the same three routes under `{base_url}/v1/alerts...`, answering identically
 // and marked deprecated in OpenAPI. Alerts of another account are 404 `not_found`, as unknown ones.
 

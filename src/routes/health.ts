@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 
-/** Contract §1: /healthz says the process is up; /readyz that the database answers and is migrated. */
+/** docs/api.md: /healthz says the process is up; /readyz that the database answers and is migrated. */
 export function healthRoutes(deps: { ready: () => Promise<boolean> }) {
   return new Elysia({ name: 'routes:health', detail: { tags: ['Health'] } })
     .get('/healthz', () => ({ status: 'ok' as const }), {

@@ -50,14 +50,14 @@ export function metricsRoutes(deps: MetricsDeps) {
   if (token === null) return plugin
   const endpoint = metricsEndpoint({ ...deps, token })
   return plugin.get('/metrics', ({ request }) => endpoint(request), {
-    // Operational, not part of the API contract: kept out of the OpenAPI document.
+    // Operational, not part of the API: kept out of the OpenAPI document.
     detail: { hide: true },
   })
 }
 
 /**
  * What a ROLE=worker process serves on METRICS_PORT: /metrics (as above, 404 without a token) and
- * the contract's /healthz and /readyz, so a supervisor can probe a process that has no API.
+ * the documented /healthz and /readyz, so a supervisor can probe a process that has no API.
  */
 export function workerEndpoints(deps: MetricsDeps & { ready: () => Promise<boolean> }) {
   const token = deps.token

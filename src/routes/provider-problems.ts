@@ -2,7 +2,7 @@ import type { Outcome, ProviderProblem } from '../../domain/dns-providers/use-ca
 import type { Result } from '../../domain/shared/result.ts'
 import { unwrap } from '../../plugins/failures.ts'
 
-// A provider that fails has no code in the contract: 502 `dns_provider_error` (docs/api.md "DNS
+// A provider that fails has no code of its own in the API reference: 502 `dns_provider_error` (docs/api.md "DNS
 // providers"), shared by every route that writes through a provider.
 
 export function problemBody(p: ProviderProblem) {

@@ -2,7 +2,7 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { invalid, ok, type Result } from '../../domain/shared/result.ts'
 import { checkPublicHost } from '../../infrastructure/http/address-guard.ts'
 
-// The webhook URL as saved (contract §5): https, and a host that resolves to public addresses only,
+// The webhook URL as saved (docs/webhooks.md): https, and a host that resolves to public addresses only,
 // unless the operator allows private targets (WEBHOOK_ALLOW_PRIVATE, which also allows http). The
 // sender checks again on every attempt and pins the address it checked (DNS can change after this
 // check); this one exists so a mistake is a clear 400 now instead of failed deliveries later.

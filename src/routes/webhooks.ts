@@ -12,7 +12,7 @@ import { IdText } from '../../plugins/input-schemas.ts'
 import { DeliveryStatusFilter, presentDelivery, presentSettings, WEBHOOK_MODELS } from './webhook-models.ts'
 import { checkWebhookUrl } from './webhook-url.ts'
 
-// Webhook settings, test ping, delivery log and redelivery (issue #6, contract §5; docs/api.md,
+// Webhook settings, test ping, delivery log and redelivery (issue #6, docs/webhooks.md; docs/api.md,
 // docs/webhooks.md). Writes only touch the database: the worker's relay enqueues the attempts.
 
 export interface WebhookRouteDeps {

@@ -10,7 +10,7 @@ import { stores } from '../../src/compose/stores.ts'
 import { type DnsTestServer, startDnsServer, type Zone } from '../support/dns-server.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
-// The alerts API (contract §1, §4): list with filters and pages, get, resolve, the deprecated
+// The alerts API (docs/api.md, docs/alerts.md): list with filters and pages, get, resolve, the deprecated
 // /v1/alerts alias, 404s for other accounts; and one alert end to end, from a posture check against
 // a real DNS server on loopback, through the evaluation job, to the outbox.
 

@@ -61,7 +61,7 @@ describe('DNS providers against PowerDNS', () => {
 
   const credentials = () => ({ base_url: pdns.apiUrl, api_key: pdns.apiKey })
 
-  test('a wrong key is the contract’s 400 dns_provider_authentication_failed; nothing is stored', async () => {
+  test('a wrong key is the documented 400 dns_provider_authentication_failed; nothing is stored', async () => {
     const bad = await call(owner, 'POST', '/dns-providers/authenticate', {
       provider: 'powerdns',
       credentials: { ...credentials(), api_key: 'wrong' },

@@ -11,7 +11,7 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 describe('POST /api/v1/domains', () => {
-  test('creates a domain with defaults and the contract fields', async () => {
+  test('creates a domain with defaults and the documented fields', async () => {
     const res = await t.request('POST', '/api/v1/domains', {
       token: owner.token,
       body: { domain_name: 'Example.COM.' },

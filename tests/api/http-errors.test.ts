@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 import { createTestDatabase } from '../support/test-db.ts'
 
-// Bad input answers in the contract's format (§2), never a 500 with a stack trace.
+// Bad input answers in the format of docs/api.md "Errors", never a 500 with a stack trace.
 
 let t: TestApp
 let owner: TestAccount

@@ -13,7 +13,7 @@ import { policyJobs } from '../../src/jobs/policy.ts'
 import type { TestAccount } from '../support/test-app.ts'
 import { type DmarcWorld, type SourceDay, startDmarcWorld } from './dmarc-world.ts'
 
-// DMARC policy progression end to end (issue #6, contract §4): report figures in the database, the
+// DMARC policy progression end to end (issue #6, docs/policy-progression.md): report figures in the database, the
 // progression job on a real pg-boss, the hosted record served by the built-in responder and read
 // through the user's CNAME over real DNS, `dmarc.progressed` in the outbox.
 

@@ -118,7 +118,7 @@ describe('publishing through a connected PowerDNS', () => {
 
     // Another account sees neither the domain nor the write.
     const foreign = await call(stranger, 'POST', '/domains/acme.test/spf/publish', {})
-    // The contract's answer for a domain outside the account (as every /domains/{name} route).
+    // The documented answer for a domain outside the account (as every /domains/{name} route).
     expect(foreign.status).toBe(403)
     expect(foreign.body.error).toBe('domain_not_found')
     expect((await call(stranger, 'GET', `/dns-providers/writes/${writeId}`)).status).toBe(404)

@@ -3,7 +3,7 @@ import { openPostgres } from '../../infrastructure/db/database.ts'
 import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { backend } from '../support/test-db.ts'
 
-// Contract §3: fixed calendar windows, state in the database so every server process shares one
+// docs/api.md "Authentication and limits": fixed calendar windows, state in the database so every server process shares one
 // budget, the X-RateLimit trio on every API response, 429 with Retry-After when exceeded.
 
 let t: TestApp

@@ -24,7 +24,7 @@ interface Case {
   route: string
   path: () => string
   body?: () => unknown
-  /** What another account's token gets: its own (empty) view or the contract's not-found. */
+  /** What another account's token gets: its own (empty) view or the documented not-found. */
   stranger: { status: number; check?: (body: any) => void }
 }
 

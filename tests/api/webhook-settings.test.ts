@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
-// Webhook settings through the API (contract §5): the secret shown and kept across URL changes,
+// Webhook settings through the API (docs/webhooks.md): the secret shown and kept across URL changes,
 // rotation, and the URL rules at save time, with and without WEBHOOK_ALLOW_PRIVATE. Deliveries:
 // webhooks.test.ts.
 

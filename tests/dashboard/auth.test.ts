@@ -4,7 +4,7 @@ import { CSP } from '../../src/dashboard/layout.ts'
 import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { cookieAttributes, csrfOf, formClient, PASSWORD } from './client.ts'
 
-// Sign-up, login and logout through the pages, as a browser posts them (contract §5, §7).
+// Sign-up, login and logout through the pages, as a browser posts them (docs/dashboard.md).
 
 let t: TestApp
 beforeAll(async () => {

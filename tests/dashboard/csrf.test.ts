@@ -3,7 +3,7 @@ import { CSP } from '../../src/dashboard/layout.ts'
 import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { csrfOf, type FormClient, formClient, PASSWORD } from './client.ts'
 
-// Contract §5: a CSRF token on every state-changing dashboard request, plus an Origin check.
+// docs/dashboard.md: a CSRF token on every state-changing dashboard request, plus an Origin check.
 
 let t: TestApp
 let client: FormClient

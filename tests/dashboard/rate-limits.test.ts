@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { csrfOf, formClient, PASSWORD } from './client.ts'
 
 // Login attempts are limited per account email (RATE_LIMIT_LOGIN_PER_MINUTE) and, like every public
-// endpoint, per client IP (RATE_LIMIT_PUBLIC_PER_MINUTE, contract §3).
+// endpoint, per client IP (RATE_LIMIT_PUBLIC_PER_MINUTE, docs/api.md "Authentication and limits").
 
 let t: TestApp
 beforeAll(async () => {

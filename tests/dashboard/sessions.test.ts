@@ -4,7 +4,7 @@ import { deleteExpiredSessions } from '../../infrastructure/repositories/pg-sess
 import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { cookieAttributes, csrfOf, formClient } from './client.ts'
 
-// Sliding expiry and the 30-day inactivity rule (contract §5), driven by the app's clock.
+// Sliding expiry and the 30-day inactivity rule (docs/dashboard.md), driven by the app's clock.
 
 const DAY = 86_400_000
 let t: TestApp

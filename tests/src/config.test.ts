@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 
-test('defaults match the seed and contract', () => {
+test("defaults match the README's configuration table", () => {
   const config = loadConfig({})
   expect(config).toMatchObject({
     port: 3000,

@@ -3,7 +3,7 @@ import type { AlertCandidate, AlertType, RuleScope } from '../alert.ts'
 
 // Operations rules: is dmarcwatch itself still seeing and telling? A domain whose reports stopped
 // looks exactly like a clean domain, and a webhook that fails silently loses every event after it.
-// The webhook and the ingest quarantine belong to the account (one URL per account, contract §5; a
+// The webhook and the ingest quarantine belong to the account (one URL per account, docs/webhooks.md; a
 // quarantined message is often one whose domain could not be read), so their alerts have no domain.
 
 export const OPERATIONS_ALERT_TYPES = [
@@ -76,13 +76,13 @@ export function noReportsScope(input: NoReportsInput): RuleScope {
 }
 
 export interface WebhookFacts {
-  /** Deliveries marked failed (all five attempts, contract §5) since the last successful one. */
+  /** Deliveries marked failed (all five attempts, docs/webhooks.md) since the last successful one. */
   failingDeliveries: number
   lastFailureAt: Date | null
   lastError: string | null
 }
 
-/** One failed delivery is enough: after five attempts the event is lost unless redelivered (contract §5). */
+/** One failed delivery is enough: after five attempts the event is lost unless redelivered (docs/webhooks.md). */
 export const WEBHOOK_FAILING_MIN_DELIVERIES = 1
 
 export function webhookAlerts(facts: WebhookFacts): AlertCandidate[] {

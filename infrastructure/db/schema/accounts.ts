@@ -3,7 +3,7 @@ import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from '
 
 export const accounts = pgTable('accounts', {
   id: uuid().primaryKey().defaultRandom(),
-  // Local part of the account's report address (contract §6).
+  // Local part of the account's report address (docs/ingestion.md).
   ingestKey: text().notNull().unique(),
   createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
 })
@@ -46,7 +46,7 @@ export const apiTokens = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
     name: text().notNull(),
-    // SHA-256 of the token value; the value itself is never stored (contract §5).
+    // SHA-256 of the token value; the value itself is never stored (docs/api.md "Authentication and limits").
     tokenHash: text().notNull().unique(),
     hint: text().notNull(),
     expiresAt: timestamp({ withTimezone: true }),

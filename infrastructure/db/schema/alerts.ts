@@ -3,7 +3,7 @@ import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } fro
 import { accounts } from './accounts.ts'
 import { domains } from './domains.ts'
 
-// Alerts (issue #6, contract §4): one open alert per (account, domain, type, subject), kept by a
+// Alerts (issue #6, docs/alerts.md): one open alert per (account, domain, type, subject), kept by a
 // partial unique index, so two evaluations racing cannot open the same alert twice. Account-wide
 // alerts (webhook delivery failing, ingest quarantine growing) have no domain.
 export const alerts = pgTable(

@@ -109,7 +109,7 @@ export const aggregateReports = pgTable(
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    // A report accepted once is stored once (contract §6); the same id over another range is another report.
+    // A report accepted once is stored once (docs/ingestion.md); the same id over another range is another report.
     uniqueIndex('aggregate_reports_identity_key').on(
       t.accountId,
       sql`lower(${t.reporterOrg})`,

@@ -1,7 +1,7 @@
 import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts, users } from './accounts.ts'
 
-// Dashboard sessions (contract §5). The cookie carries an opaque random id; only its SHA-256 is
+// Dashboard sessions (docs/dashboard.md). The cookie carries an opaque random id; only its SHA-256 is
 // stored, so a copy of this table cannot be replayed as cookies.
 export const sessions = pgTable(
   'sessions',

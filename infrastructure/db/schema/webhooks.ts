@@ -1,7 +1,7 @@
 import { index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts.ts'
 
-// Webhooks (issue #6, contract §5): one URL and secret per account (the secret sealed with the
+// Webhooks (issue #6, docs/webhooks.md): one URL and secret per account (the secret sealed with the
 // secret box, never stored in clear), one delivery per outbox event, and every attempt logged.
 export const webhookSettings = pgTable('webhook_settings', {
   accountId: uuid()

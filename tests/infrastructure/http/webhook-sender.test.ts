@@ -34,7 +34,7 @@ afterEach(() => {
 afterAll(() => receiver.stop())
 
 describe('a delivery', () => {
-  test('is a signed POST the receiver verifies, with the contract headers', async () => {
+  test('is a signed POST the receiver verifies, with the documented headers', async () => {
     const result = await send()
     expect(result.outcome).toEqual({ kind: 'response', status: 200 })
     expect(classifyAttempt(result.outcome)).toBe('delivered')
@@ -143,7 +143,7 @@ describe('receiver answers', () => {
     expect(receiver.arrivals).toHaveLength(1)
   })
 
-  test('the default timeout is the contract’s 10 s', () => {
+  test('the default timeout is the documented 10 s', () => {
     expect(WEBHOOK_TIMEOUT_MS).toBe(10_000)
   })
 
