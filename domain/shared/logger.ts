@@ -14,5 +14,13 @@ export interface Logger {
 /** An error as log fields: message, name and stack for an Error, its text for anything else. */
 export function errorFields(error: unknown): Record<string, unknown> {
   if (error instanceof Error) return { error: error.message, error_name: error.name, stack: error.stack }
+  // Libraries emit plain objects too (pg-boss): their fields, not "[object Object]".
+  if (typeof error === 'object' && error !== null) {
+    try {
+      return { error: JSON.stringify(error) }
+    } catch {
+      return { error: Object.prototype.toString.call(error) }
+    }
+  }
   return { error: String(error) }
 }

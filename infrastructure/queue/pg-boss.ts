@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { fromDrizzle, fromPglite, PgBoss } from 'pg-boss'
+import { errorFields } from '../../domain/shared/logger.ts'
 import type { Database } from '../db/database.ts'
 
 export interface BossOptions {
@@ -55,7 +56,7 @@ export async function startBoss(database: Database, options: BossOptions): Promi
           })
   boss.on('error', (error: unknown) => {
     // pg-boss reports failures of its own background loops here; they retry on their own.
-    console.error(JSON.stringify({ level: 'error', msg: 'pg-boss error', error: String(error) }))
+    console.error(JSON.stringify({ level: 'error', msg: 'pg-boss error', ...errorFields(error) }))
   })
   await boss.start()
   return boss

@@ -45,7 +45,8 @@ export function demoDeps(input: {
       // client at a time holds the embedded database, and pg-boss's pool would be a second one.
       const db = onTransaction(database.db as unknown as Parameters<typeof onTransaction>[0])
       await send(boss, CHECK_DOMAIN, { accountId, name }, { singletonKey: `${accountId}:${name}`, db })
-      const digested = await waitForDigest(database, messageIds, now)
+      // The CLI opened DATA_DIR itself: no service, so no worker to wait for (the jobs wait for it).
+      const digested = database.kind === 'pglite' ? false : await waitForDigest(database, messageIds, now)
       const [row] = await database.db
         .select({ id: domains.id })
         .from(domains)
