@@ -57,6 +57,10 @@ export async function* zipEntries(
   const arrived: EntryState[] = []
   let seen = 0
   let ended = false
+  // An entry that broke an output limit ends the archive: inflating the rest of it only to find
+  // the next entry would cost a bomb's whole size in CPU (its output dropped), so it is not read
+  // further and its later entries are not offered.
+  let abandoned = false
   const unzip = new Unzip((file: UnzipFile) => {
     if (++seen > limits.maxZipEntries) throw tooManyEntries(limits)
     const entry: EntryState = {
@@ -86,6 +90,7 @@ export async function* zipEntries(
       }
       entry.total += chunk.byteLength
       entry.failure = outputLimitBroken(entry.total, compressed ?? known ?? reader.pulled, limits)
+      if (entry.failure !== null) abandoned = true
       if (entry.failure === null && chunk.byteLength > 0 && !entry.skipped) entry.output.push(chunk)
       if (final) entry.finished = true
     }
@@ -95,7 +100,7 @@ export async function* zipEntries(
 
   /** Pushes one more slice of the archive; false at its end. */
   const pushMore = async (): Promise<boolean> => {
-    if (ended) return false
+    if (ended || abandoned) return false
     const piece = await reader.read(INPUT_SLICE)
     try {
       if (piece === null) {

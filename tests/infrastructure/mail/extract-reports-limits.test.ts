@@ -88,7 +88,7 @@ describe('decompression bombs', () => {
       message: `decompressed size exceeds the limit of ${64 * MiB} bytes`,
     })
     expect(bytes).toBeLessThanOrEqual(64 * MiB)
-    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(performance.now() - started).toBeLessThan(15_000)
   })
 
   test('the compression ratio limit catches a bomb under the size limit', async () => {
@@ -101,9 +101,8 @@ describe('decompression bombs', () => {
     expect(read).toMatchObject({ ok: false, reason: { code: 'limit_exceeded', limit: 'compression_ratio' } })
   })
 
-  // The streamed archive is inflated to the entry's end even past the limit (its output dropped):
-  // seconds of CPU for this 200 MB bomb on a loaded machine, hence the longer timeout.
   test('a zip entry inflating past the limit', async () => {
+    const started = performance.now()
     const zip = zipEntry('report.xml', zerosDeflated(200))
     const payload = await onlyPayload(singlePart(attachment('application/zip', 'r.zip', zip)), {
       ...LIMITS,
@@ -113,7 +112,9 @@ describe('decompression bombs', () => {
     expect(payload.entryName).toBe('report.xml')
     const read = await readAll(payload.open(), 64 * MiB)
     expect(read).toMatchObject({ ok: false, reason: { code: 'limit_exceeded', limit: 'decompressed_bytes' } })
-  }, 120_000)
+    // The archive is abandoned at the limit, not inflated to the bomb's end (zip-stream.ts).
+    expect(performance.now() - started).toBeLessThan(15_000)
+  })
 
   test('a zip with 100,000 entries is refused while listing', async () => {
     const files: Record<string, Uint8Array> = {}
@@ -154,7 +155,7 @@ describe('MIME structure limits', () => {
         message: 'the message has more than 1000 MIME parts',
       },
     })
-    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(performance.now() - started).toBeLessThan(15_000)
   })
 
   test('nesting within the limit still yields the report at the bottom', async () => {
