@@ -12,8 +12,8 @@ import {
   EVALUATE_REPORT_ALERTS,
   send,
 } from '../../infrastructure/queue/catalogue.ts'
-import { pgDemoStore } from '../../infrastructure/repositories/pg-demo-store.ts'
 import { onTransaction } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import { demoStore } from '../compose/stores.ts'
 import { intake, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 
@@ -37,7 +37,7 @@ export function demoDeps(input: {
       return (await s.accounts.findMembershipByEmail(email))?.accountId ?? null
     },
     reportAddress: async (accountId) => `${await s.accounts.ingestKeyOf(accountId)}@${config.ingestDomain}`,
-    demo: pgDemoStore(database.db),
+    demo: demoStore(database),
     pack: demoMessage,
     accept: intake({ config, database, boss, now }).accept,
     async followUp(accountId, name, messageIds) {

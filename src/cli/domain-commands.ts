@@ -3,7 +3,7 @@ import { markDomainVerified, verifyDomain } from '../../domain/domains/verificat
 import type { Database } from '../../infrastructure/db/database.ts'
 import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
-import { pgDomainVerifications } from '../../infrastructure/repositories/pg-domain-verification.ts'
+import { verificationStore } from '../compose/stores.ts'
 import { resolvers, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { CliError, describe } from './errors.ts'
@@ -63,7 +63,8 @@ export async function runDomainCommand(
     await createQueues(boss)
     const deps = {
       domains: s.domains,
-      verifications: pgDomainVerifications(database.db, boss),
+      // On this command's queue: a verification re-queues the reports that waited for it.
+      verifications: verificationStore(database, boss),
       dns: resolvers(config, () => now).verificationDns,
       reportAddress: async (accountId: string) =>
         `${(await s.accounts.ingestKeyOf(accountId)) ?? 'unknown'}@${config.ingestDomain}`,

@@ -10,6 +10,7 @@ import {
   pgCredentialStore,
   pgPasswordResetStore,
 } from '../../infrastructure/repositories/pg-credential-store.ts'
+import { pgDemoStore } from '../../infrastructure/repositories/pg-demo-store.ts'
 import { pgDmarcHosting } from '../../infrastructure/repositories/pg-dmarc-hosting.ts'
 import { pgDomainCheckStore } from '../../infrastructure/repositories/pg-domain-check-store.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
@@ -95,3 +96,10 @@ export function processStores(runtime: StoreRuntime) {
 }
 
 export type ProcessStores = ReturnType<typeof processStores>
+
+/** Domain verification on a given queue (the CLI's, which has no process stores). */
+export const verificationStore = (database: Database, boss: PgBoss | null) =>
+  pgDomainVerifications(database.db, boss)
+
+/** The demo domain's store (`bun run cli demo`, docs/demo.md). */
+export const demoStore = (database: Database) => pgDemoStore(database.db)

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { launchBrowser, recordProblems } from './../support/browser.ts'
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.ts'
+import { freePort } from '../support/free-port.ts'
 import { runCli, type ServiceProcess, startService } from '../support/processes.ts'
 
 // The README's quick start, literally, from an empty DATA_DIR on the embedded database: the service
@@ -19,17 +19,6 @@ let dns: DnsTestServer
 let service: ServiceProcess
 let browser: Browser
 let env: Record<string, string>
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
-}
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'dw-quick-start-'))

@@ -13,11 +13,12 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { ImapFlow } from 'imapflow'
+import { freePort } from './free-port.ts'
 
 export interface DovecotServer {
   port: number
@@ -48,17 +49,6 @@ function dovecotBinary(): string {
   throw new Error(
     'Dovecot is not installed, the IMAP poller tests need a real IMAP server: apt-get install dovecot-imapd',
   )
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()))
-    })
-  })
 }
 
 /** Resolves once the server sends its IMAP greeting, i.e. it is accepting logins. */

@@ -5,11 +5,11 @@
 // CI installs the Debian package `knot` (.ci/run).
 
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import type { TsigKey } from '../../infrastructure/dns-providers/tsig.ts'
+import { accepts, freePort } from './free-port.ts'
 
 export interface KnotServer {
   /** DNS over UDP and TCP on 127.0.0.1. */
@@ -35,30 +35,6 @@ function binaries(): { server: string; control: string } | null {
   const server = Bun.which('knotd') ?? ['/usr/sbin/knotd'].find(existsSync)
   const control = Bun.which('knotc') ?? ['/usr/sbin/knotc'].find(existsSync)
   return server && control ? { server, control } : null
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()))
-    })
-  })
-}
-
-async function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    const done = (result: boolean) => {
-      socket.destroy()
-      resolve(result)
-    }
-    socket.setTimeout(500, () => done(false))
-    socket.once('error', () => done(false))
-    socket.once('connect', () => done(true))
-  })
 }
 
 const secret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')

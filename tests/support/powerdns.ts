@@ -6,11 +6,11 @@
 
 import { Database } from 'bun:sqlite'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import type { TsigKey } from '../../infrastructure/dns-providers/tsig.ts'
+import { accepts, freePort } from './free-port.ts'
 
 export interface PowerDnsServer {
   /** DNS over UDP and TCP on 127.0.0.1. */
@@ -38,30 +38,6 @@ function binaries(): { server: string; util: string; schema: string } | null {
   const util = Bun.which('pdnsutil') ?? ['/usr/bin/pdnsutil'].find(existsSync)
   const schema = SCHEMAS.find(existsSync)
   return server && util && schema ? { server, util, schema } : null
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()))
-    })
-  })
-}
-
-async function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    const done = (result: boolean) => {
-      socket.destroy()
-      resolve(result)
-    }
-    socket.setTimeout(500, () => done(false))
-    socket.once('error', () => done(false))
-    socket.once('connect', () => done(true))
-  })
 }
 
 function config(dir: string, dnsPort: number, apiPort: number, apiKey: string): string {
