@@ -189,7 +189,12 @@ const ReadinessModel = t.Object({
 
 export const IntelligenceModel = t.Object({
   data: t.Array(RecommendationModel),
-  meta: t.Object({ ...PageMeta.properties, period: PeriodModel, readiness: ReadinessModel }),
+  meta: t.Object({
+    ...PageMeta.properties,
+    period: PeriodModel,
+    readiness: ReadinessModel,
+    latest_report_at: LatestReportAt,
+  }),
 })
 
 /**

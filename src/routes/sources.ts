@@ -153,6 +153,13 @@ export function sourceRoutes(deps: SourceRouteDeps) {
             ...pageMeta(result.recommendations.length, page),
             period: presentPeriod(period),
             readiness: presentReadiness(result.readiness),
+            // No mail reported in the period: where the domain's latest report is (docs/api.md).
+            ...(await emptyPeriodMeta(
+              deps.reports,
+              scope.accountId,
+              scope.domainId,
+              (await volumeOf(scope, period)) === 0,
+            )),
           },
         }
       },
@@ -164,7 +171,7 @@ export function sourceRoutes(deps: SourceRouteDeps) {
         detail: {
           summary: 'Recommendations from the domain’s sources, and DMARC policy readiness',
           description:
-            'Authorise a service in SPF, enable DKIM, block spoofing, forwarding, unknown volume, advance the policy: sorted by priority, then messages concerned. Rules and thresholds: docs/sources.md. `meta.readiness` is computed over the last 14 days.',
+            'Authorise a service in SPF, enable DKIM, block spoofing, forwarding, unknown volume, advance the policy: sorted by priority, then messages concerned. Rules and thresholds: docs/sources.md. `meta.readiness` is computed over the last 14 days. When the period holds no reported mail, `meta.latest_report_at` says where the domain’s most recent report begins.',
         },
       },
     )

@@ -129,6 +129,9 @@ describe('a year of history (from/to up to 366 days)', () => {
     expect(sources.status).toBe(200)
     expect(sources.body.data.map((s: { ip: string }) => s.ip)).toEqual(['192.0.2.10'])
     expect(sources.body.meta.latest_report_at).toBeUndefined()
+    const intelligence = await get(owner, `/domains/old.example/sources/intelligence?${year}`)
+    expect(intelligence.status).toBe(200)
+    expect(intelligence.body.meta.latest_report_at).toBeUndefined()
   })
 
   test('367 days, or days over 90, are a clear 400 naming the field', async () => {
@@ -164,6 +167,8 @@ describe('a year of history (from/to up to 366 days)', () => {
 
     const sources = await get(owner, '/domains/old.example/sources?days=30')
     expect(sources.body.meta.latest_report_at).toBe(at)
+    const intelligence = await get(owner, '/domains/old.example/sources/intelligence?days=30')
+    expect(intelligence.body.meta.latest_report_at).toBe(at)
 
     // A domain that never had a report: null, not absent.
     const quiet = await get(owner, '/dmarc-reports/domains/quiet.example/summary')
