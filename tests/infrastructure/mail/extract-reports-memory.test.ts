@@ -46,6 +46,8 @@ test('a 60 MB message streams through extraction in bounded memory', async () =>
   // A gzipped report of 50,000 records and ~57 MB of attachments that are no report (base64).
   const gz = aggregate(50_000)
   const filler = randomBytes(20 * 1024 * 1024)
+  // A PDF's magic, so no run of random bytes starts like a report (`{`, `<`, gzip, zip: sniff.ts).
+  filler.set(new TextEncoder().encode('%PDF-1.7\n'), 0)
   const raw = new TextEncoder().encode(
     multipart([
       attachment('application/gzip', 'google.com!example.com!1700000000!1700086399.xml.gz', gz),
