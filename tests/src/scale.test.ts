@@ -417,9 +417,18 @@ describe('two API and two worker processes on one database', () => {
       timings['retried by'] = retriedBy
     }
 
-    // One job, failed once by the heartbeat monitor and claimed again: retry_count 1.
-    const jobs = await sql`select state, retry_count, started_on from pgboss.job
-      where name = 'ingest.process-message' and data->>'messageId' = ${bigMessageId}`
+    // One job, failed once by the heartbeat monitor and claimed again: retry_count 1. pg-boss marks
+    // it completed just after the handler's transaction commits, so it may still read `active`.
+    const jobs = await waitUntil(
+      'the retried job to be completed',
+      async () => {
+        const rows = await sql`select state, retry_count, started_on from pgboss.job
+          where name = 'ingest.process-message' and data->>'messageId' = ${bigMessageId}`
+        return rows.length === 1 && rows[0]?.state === 'active' ? null : rows
+      },
+      30_000,
+      100,
+    )
     expect(jobs).toHaveLength(1)
     expect(jobs[0]?.state).toBe('completed')
     expect(jobs[0]?.retry_count).toBe(1)
