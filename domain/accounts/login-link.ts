@@ -1,4 +1,3 @@
-import { encodeBase64urlNoPadding } from '@oslojs/encoding'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import {
@@ -7,7 +6,7 @@ import {
   type PasswordHasher,
   passwordProblem,
 } from './password-login.ts'
-import { hashResetToken } from './password-reset.ts'
+import { hashResetToken, issueUserToken, ONE_TIME_TOKEN } from './password-reset.ts'
 import { type SessionStore, type StartedSession, startSession } from './sessions.ts'
 import { normalizeEmail } from './use-cases.ts'
 
@@ -27,9 +26,6 @@ export interface LoginLinkStore {
   consume(tokenHash: string, now: Date): Promise<string | null>
 }
 
-// 32 random bytes, base64url (the shape of the password reset tokens).
-const LINK_TOKEN = /^[A-Za-z0-9_-]{43}$/
-
 export const LOGIN_LINK_INVALID =
   'This sign-in link is invalid, used or expired. Ask the operator for a new one.'
 
@@ -47,14 +43,10 @@ export async function createLoginLink(
   const email = normalizeEmail(input.email)
   const user = email === null ? null : await deps.credentials.findByEmail(email)
   if (user === null) return fail({ code: 'not_found', resource: 'user' })
-  const token = encodeBase64urlNoPadding(deps.random(32))
-  const expiresAt = new Date(input.now.getTime() + LOGIN_LINK_LIFETIME_MS)
-  await deps.links.insert({
-    tokenHash: hashResetToken(token),
-    userId: user.userId,
-    createdAt: input.now,
-    expiresAt,
-  })
+  const { token, expiresAt } = await issueUserToken(
+    { store: deps.links, random: deps.random },
+    { userId: user.userId, now: input.now, lifetimeMs: LOGIN_LINK_LIFETIME_MS },
+  )
   return ok({ token, email: user.email, hasPassword: user.passwordHash !== null, expiresAt })
 }
 
@@ -63,7 +55,7 @@ export async function loginLinkUsable(
   deps: { links: Pick<LoginLinkStore, 'usableBy'> },
   input: { token: string; now: Date },
 ): Promise<boolean> {
-  if (!LINK_TOKEN.test(input.token)) return false
+  if (!ONE_TIME_TOKEN.test(input.token)) return false
   return (await deps.links.usableBy(hashResetToken(input.token), input.now)) !== null
 }
 
@@ -77,7 +69,7 @@ export async function signInWithLink(
   },
   input: { token: string; now: Date } & ClientFacts,
 ): Promise<Result<StartedSession & { hasPassword: boolean }>> {
-  if (!LINK_TOKEN.test(input.token)) return invalid('token', LOGIN_LINK_INVALID)
+  if (!ONE_TIME_TOKEN.test(input.token)) return invalid('token', LOGIN_LINK_INVALID)
   const userId = await deps.links.consume(hashResetToken(input.token), input.now)
   const user = userId === null ? null : await deps.credentials.findByUserId(userId)
   if (user === null) return invalid('token', LOGIN_LINK_INVALID)

@@ -36,10 +36,29 @@ export interface ResetMail {
 }
 
 // 32 random bytes, base64url.
-const RESET_TOKEN = /^[A-Za-z0-9_-]{43}$/
+export const ONE_TIME_TOKEN = /^[A-Za-z0-9_-]{43}$/
 
 export function hashResetToken(token: string): string {
   return encodeHexLowerCase(sha256(new TextEncoder().encode(token)))
+}
+
+/**
+ * A one-time token for `userId` (reset links, sign-in links): 32 random bytes, base64url, stored
+ * only as its hash, valid for `lifetimeMs`. Returns the token for the link and its expiry.
+ */
+export async function issueUserToken(
+  deps: { store: Pick<PasswordResetStore, 'insert'>; random: RandomBytes },
+  input: { userId: string; now: Date; lifetimeMs: number },
+): Promise<{ token: string; expiresAt: Date }> {
+  const token = encodeBase64urlNoPadding(deps.random(32))
+  const expiresAt = new Date(input.now.getTime() + input.lifetimeMs)
+  await deps.store.insert({
+    tokenHash: hashResetToken(token),
+    userId: input.userId,
+    createdAt: input.now,
+    expiresAt,
+  })
+  return { token, expiresAt }
 }
 
 /**
@@ -62,14 +81,10 @@ export async function requestPasswordReset(
   if (email === null) return { sent: true }
   const found = await deps.credentials.findByEmail(email)
   if (found === null || !(await deps.mayMail(email))) return { sent: true }
-  const token = encodeBase64urlNoPadding(deps.random(32))
-  const expiresAt = new Date(input.now.getTime() + RESET_LIFETIME_MS)
-  await deps.resets.insert({
-    tokenHash: hashResetToken(token),
-    userId: found.userId,
-    createdAt: input.now,
-    expiresAt,
-  })
+  const { token, expiresAt } = await issueUserToken(
+    { store: deps.resets, random: deps.random },
+    { userId: found.userId, now: input.now, lifetimeMs: RESET_LIFETIME_MS },
+  )
   deps.sendResetMail({ to: found.email, token, expiresAt })
   return { sent: true }
 }
@@ -78,7 +93,7 @@ export async function resetTokenUsable(
   deps: { resets: Pick<PasswordResetStore, 'usableBy'> },
   input: { token: string; now: Date },
 ): Promise<boolean> {
-  if (!RESET_TOKEN.test(input.token)) return false
+  if (!ONE_TIME_TOKEN.test(input.token)) return false
   return (await deps.resets.usableBy(hashResetToken(input.token), input.now)) !== null
 }
 
@@ -98,7 +113,7 @@ export async function completePasswordReset(
   },
   input: { token: string; password: string; now: Date } & ClientFacts,
 ): Promise<Result<StartedSession>> {
-  if (!RESET_TOKEN.test(input.token)) return invalid('token', RESET_LINK_INVALID)
+  if (!ONE_TIME_TOKEN.test(input.token)) return invalid('token', RESET_LINK_INVALID)
   const tokenHash = hashResetToken(input.token)
   const pending = await deps.resets.usableBy(tokenHash, input.now)
   const user = pending === null ? null : await deps.credentials.findByUserId(pending)
