@@ -4,12 +4,12 @@
 // a child process on a free loopback port, and /etc/knot or any system instance is never touched.
 // CI installs the Debian package `knot` (.ci/run).
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
 import type { TsigKey } from '../../infrastructure/dns-providers/tsig.ts'
 import { accepts, freePort } from './free-port.ts'
+import { startServerProcess } from './server-process.ts'
 
 export interface KnotServer {
   /** DNS over UDP and TCP on 127.0.0.1. */
@@ -119,24 +119,8 @@ export async function startKnot(zones: KnotZone[]): Promise<KnotServer> {
     return out
   }
 
-  const child: Subprocess = Bun.spawn([found.server, '-c', configPath], {
-    stdin: 'ignore',
-    stdout: 'ignore',
-    stderr: 'pipe',
-  })
-  // Drained as it comes, so a chatty server never blocks on a full pipe; the tail explains failures.
-  let log = ''
-  ;(async () => {
-    const decoder = new TextDecoder()
-    for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
-      log = (log + decoder.decode(chunk, { stream: true })).slice(-20_000)
-    }
-  })().catch(() => {})
-  const stop = async () => {
-    child.kill('SIGTERM')
-    await child.exited
-    rmSync(dir, { recursive: true, force: true })
-  }
+  const server = startServerProcess([found.server, '-c', configPath], dir)
+  const { child, stop } = server
 
   // Ready when it accepts TCP and every zone is loaded (knotc zone-status names its serial).
   const ready = async () => {
@@ -148,7 +132,7 @@ export async function startKnot(zones: KnotZone[]): Promise<KnotServer> {
   while (!(await ready().catch(() => false))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop()
-      throw new Error(`Knot DNS did not start (DNS ${dnsPort})\n${log}`)
+      throw new Error(`Knot DNS did not start (DNS ${dnsPort})\n${server.log()}`)
     }
     await Bun.sleep(50)
   }

@@ -5,12 +5,12 @@
 // `pdns-server` and `pdns-backend-sqlite3` (.ci/run).
 
 import { Database } from 'bun:sqlite'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
 import type { TsigKey } from '../../infrastructure/dns-providers/tsig.ts'
 import { accepts, freePort } from './free-port.ts'
+import { startServerProcess } from './server-process.ts'
 
 export interface PowerDnsServer {
   /** DNS over UDP and TCP on 127.0.0.1. */
@@ -114,24 +114,8 @@ export async function startPowerDns(zones: string[]): Promise<PowerDnsServer> {
     await pdnsutil('activate-tsig-key', zone, key.name, 'primary')
   }
 
-  const child: Subprocess = Bun.spawn([found.server, `--config-dir=${dir}`], {
-    stdin: 'ignore',
-    stdout: 'ignore',
-    stderr: 'pipe',
-  })
-  // Drained as it comes, so a chatty server never blocks on a full pipe; the tail explains failures.
-  let log = ''
-  ;(async () => {
-    const decoder = new TextDecoder()
-    for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
-      log = (log + decoder.decode(chunk, { stream: true })).slice(-20_000)
-    }
-  })().catch(() => {})
-  const stop = async () => {
-    child.kill('SIGTERM')
-    await child.exited
-    rmSync(dir, { recursive: true, force: true })
-  }
+  const server = startServerProcess([found.server, `--config-dir=${dir}`], dir)
+  const { child, stop } = server
 
   const apiUrl = `http://127.0.0.1:${apiPort}`
   const ready = async () => {
@@ -143,7 +127,7 @@ export async function startPowerDns(zones: string[]): Promise<PowerDnsServer> {
   while (!(await ready().catch(() => false))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop()
-      throw new Error(`PowerDNS did not start (DNS ${dnsPort}, API ${apiPort})\n${log}`)
+      throw new Error(`PowerDNS did not start (DNS ${dnsPort}, API ${apiPort})\n${server.log()}`)
     }
     await Bun.sleep(50)
   }
