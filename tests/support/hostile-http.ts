@@ -3,7 +3,20 @@
 // far more than any cap, answer junk. Each records the requests it received, so a test can tell
 // whether a redirect's target was reached and with which headers.
 
+import { afterEach } from 'bun:test'
 import type { Socket, TCPSocketListener } from 'bun'
+
+/** Registers an afterEach that stops every server passed to the returned function. */
+export function stopAfterEach(): <T extends { stop(): unknown }>(server: T) => T {
+  const servers: { stop(): unknown }[] = []
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.stop()
+  })
+  return (server) => {
+    servers.push(server)
+    return server
+  }
+}
 
 export interface Received {
   method: string

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { DnsProvider, ProviderResult } from '../../../domain/dns-providers/ports.ts'
 import { createCloudflareProvider } from '../../../infrastructure/dns-providers/cloudflare.ts'
 import { createPowerDnsProvider } from '../../../infrastructure/dns-providers/powerdns.ts'
@@ -9,6 +9,7 @@ import {
   serve,
   silentServer,
   stallingBody,
+  stopAfterEach,
 } from '../../support/hostile-http.ts'
 import { loopbackProviderHttp } from '../../support/provider-http.ts'
 
@@ -17,14 +18,7 @@ import { loopbackProviderHttp } from '../../support/provider-http.ts'
 // error (a 500), never unbounded memory, and the API key or token never leaves for another origin.
 
 const MB = 1024 * 1024
-const servers: { stop(): unknown }[] = []
-const started = <T extends { stop(): unknown }>(server: T): T => {
-  servers.push(server)
-  return server
-}
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.stop()
-})
+const started = stopAfterEach()
 
 const ZONE = { id: 'example.com.', name: 'example.com' }
 const powerdns = (origin: string, http = loopbackProviderHttp()) =>

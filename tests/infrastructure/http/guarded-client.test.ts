@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { asFetch } from '../../../infrastructure/http/fetch-adapter.ts'
 import { createGuardedClient, type OutboundPolicy } from '../../../infrastructure/http/guarded-client.ts'
 import type { OutboundError } from '../../../infrastructure/http/outbound-error.ts'
@@ -10,6 +10,7 @@ import {
   serve,
   silentServer,
   stallingBody,
+  stopAfterEach,
 } from '../../support/hostile-http.ts'
 import { a, memoryDns } from '../../support/memory-dns.ts'
 
@@ -17,14 +18,7 @@ import { a, memoryDns } from '../../support/memory-dns.ts'
 // redirect to another origin, stall, stream 300 MB and answer junk.
 
 const MB = 1024 * 1024
-const servers: { stop(): unknown }[] = []
-const started = <T extends { stop(): unknown }>(server: T): T => {
-  servers.push(server)
-  return server
-}
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.stop()
-})
+const started = stopAfterEach()
 
 const policy = (overrides: Partial<OutboundPolicy> = {}): OutboundPolicy => ({
   dns: memoryDns({}),

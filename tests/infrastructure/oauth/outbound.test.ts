@@ -1,22 +1,15 @@
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { DiscoveryError, discoverProvider } from '../../../infrastructure/oauth/discovery.ts'
 import { ClaimsError, fetchUserinfo } from '../../../infrastructure/oauth/id-token.ts'
 import { OAUTH_MAX_RESPONSE_BYTES, oauthHttpClient } from '../../../infrastructure/oauth/oauth-registry.ts'
-import { hugeAnswer, redirectTo, serve } from '../../support/hostile-http.ts'
+import { hugeAnswer, redirectTo, serve, stopAfterEach } from '../../support/hostile-http.ts'
 import { memoryDns } from '../../support/memory-dns.ts'
 
 // OAuth's requests go through the guarded client (docs/outbound-http.md, docs/oauth.md): an issuer
 // or UserInfo endpoint that redirects, streams without end or answers junk is a clear failure, and
 // the access token never follows a redirect.
 
-const servers: { stop(): unknown }[] = []
-const started = <T extends { stop(): unknown }>(server: T): T => {
-  servers.push(server)
-  return server
-}
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.stop()
-})
+const started = stopAfterEach()
 const http = oauthHttpClient(memoryDns({}))
 
 async function discoveryFailure(issuer: string): Promise<string> {
