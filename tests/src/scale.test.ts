@@ -324,13 +324,14 @@ describe('two API and two worker processes on one database', () => {
     // Both relays poll the outbox every 500 ms: a second copy would arrive well within this.
     await Bun.sleep(2_000)
 
-    const arrived = receiver.arrivals.map((arrival) => arrival.headers['x-webhook-id'])
+    // The pings sent here; alerts raised meanwhile by the reports above (their rules run as soon as
+    // a report is stored, docs/alerts.md) reach the same receiver and are not counted.
+    const pings = receiver.arrivals.filter((arrival) => ids.includes(arrival.headers['x-webhook-id'] ?? ''))
+    const arrived = pings.map((arrival) => arrival.headers['x-webhook-id'])
     expect(arrived).toHaveLength(WEBHOOK_EVENTS)
     expect([...arrived].sort()).toEqual([...ids].sort())
     expect(receiver.arrivals.filter((arrival) => !arrival.verified)).toEqual([])
-    expect(new Set(receiver.arrivals.map((arrival) => arrival.headers['x-webhook-event']))).toEqual(
-      new Set(['ping']),
-    )
+    expect(new Set(pings.map((arrival) => arrival.headers['x-webhook-event']))).toEqual(new Set(['ping']))
 
     const attempts = await sql`select delivery_id, count(*)::int as n from webhook_attempts
       where delivery_id = any(${ids}) group by delivery_id`
