@@ -168,7 +168,7 @@ export function buildApp(runtime: Runtime) {
       }),
     )
     .use(spfRoutes({ spf, reports: s.reports, auth, providers }))
-    .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))
+    .use(forensicTlsRoutes({ failureTls: s.forensicTls, reports: s.reports, auth, now }))
     .use(ingestReportRoutes({ importReport, auth, maxMessageBytes: config.ingestMaxMessageBytes }))
     .use(
       ingestRoutes({

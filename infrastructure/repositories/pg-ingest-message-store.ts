@@ -1,6 +1,7 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
+import type { QuarantinedMessage, QuarantineStore } from '../../domain/ingest/quarantine.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
@@ -29,16 +30,6 @@ export interface StoredMessage {
   sha256: string
   receivedAt: Date
   status: 'pending' | 'processed' | 'quarantined'
-}
-
-export interface QuarantinedMessage {
-  id: string
-  source: string
-  recipient: string | null
-  size: number
-  receivedAt: Date
-  code: string
-  reason: string
 }
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
@@ -265,7 +256,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       })
     },
   }
-  return store satisfies IngestMessageStore
+  return store satisfies IngestMessageStore & QuarantineStore
 }
 
 export type PgIngestMessageStore = ReturnType<typeof pgIngestMessageStore>

@@ -3,7 +3,7 @@ import { cnameToPublish } from '../../domain/dmarc/hosting.ts'
 import { getDmarc, type HostingDeps, hostDmarc, updateDmarc } from '../../domain/dmarc/hosting-use-cases.ts'
 import type { ProgressionWriteDeps } from '../../domain/policy/ports.ts'
 import { approveProposal, rollbackPolicy, viewProgression } from '../../domain/policy/use-cases.ts'
-import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import type { ReportDomainIds } from '../../domain/reports/aggregate-reads.ts'
 import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
@@ -29,7 +29,7 @@ export interface DmarcRouteDeps {
   /** Hosted DMARC records (their report address: compose.ts's `checks.reportAddress`). */
   hosting: HostingDeps
   progression: ProgressionWriteDeps
-  reports: Pick<ReportReader, 'domainId'>
+  reports: ReportDomainIds
   auth: AuthDeps
 }
 
