@@ -107,7 +107,7 @@ export function buildApp(runtime: Runtime) {
   const s = processStores(runtime)
   const checks = checkDeps(runtime, s)
   const intakeDeps = intake(runtime)
-  const importReport = reportImport(runtime)
+  const importReport = reportImport(runtime, { ...intakeDeps, forensicTls: s.forensicTls })
   const providers = providerDeps(runtime, s.counter)
   // One DNS write gate for hosted DMARC and SPF management (provider writes count in the same scope).
   const dnsWrites = dnsWriteGate({

@@ -8,7 +8,7 @@ import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/in
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { pgSpfStore } from '../infrastructure/repositories/pg-spf-store.ts'
+import { hostedRecordLookup } from './compose/stores.ts'
 import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { openDatabase } from './open-database.ts'
@@ -42,7 +42,7 @@ const now = () => new Date()
 const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
 await createQueues(boss)
 const secrets = await openSecretBox(config)
-const hostedRecords = pgSpfStore(database.db, { zone: config.spf.zone })
+const hostedRecords = hostedRecordLookup({ database, config })
 const runtime = {
   config,
   database,

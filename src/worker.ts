@@ -1,13 +1,13 @@
 import type { PgBoss } from 'pg-boss'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
-import { reflattenManagedRecords } from '../infrastructure/repositories/pg-spf-store.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { ingestJobDeps, intake } from './compose/ingest.ts'
 import { housekeeping } from './compose/maintenance.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
+import { reflattenStep } from './compose/spf.ts'
 import { processStores } from './compose/stores.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
 import type { Runtime } from './compose.ts'
@@ -36,7 +36,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
   const workers = await registerJobs(boss, [
     ...maintenanceJobs({ housekeeping: housekeeping(runtime.database.db), now: runtime.now }),
-    ...ingestJobs(ingestJobDeps({ ...runtime, boss }, messages)),
+    ...ingestJobs(ingestJobDeps({ ...runtime, boss }, { messages, forensicTls: s.forensicTls })),
     ...mailboxJobs(
       { accept, logger: runtime.logger },
       {
@@ -49,11 +49,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
     ...spfJobs({
-      reflatten: (input) =>
-        reflattenManagedRecords(
-          { db: runtime.database.db, dns: runtime.dns, now: runtime.now, zone: config.spf.zone },
-          input,
-        ),
+      reflatten: reflattenStep(s, runtime),
       logger: runtime.logger,
       reflattenHours: config.spf.reflattenHours,
     }),

@@ -4,7 +4,6 @@ import { ingestKeyOf } from '../../domain/ingest/routing.ts'
 import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
-import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import type { Runtime } from '../compose.ts'
@@ -49,14 +48,18 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
   return { messages, accept, knowsRecipient }
 }
 
-/** What the report job needs: the worker's, and the same for callers that process inline. */
+export type Intake = ReturnType<typeof intake>
+
+/**
+ * What the report job needs: the worker's, and the same for callers that process inline. The
+ * stores are the process's own (src/compose/stores.ts; with the queue, stored failure and TLS
+ * reports enqueue their alert rules: infrastructure/queue/alert-triggers.ts).
+ */
 export function ingestJobDeps(
   runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
-  messages: IngestJobDeps['messages'],
+  { messages, forensicTls }: Pick<IngestJobDeps, 'messages' | 'forensicTls'>,
 ): IngestJobDeps {
   const { config } = runtime
-  // With the queue, stored reports enqueue their alert rules (infrastructure/queue/alert-triggers.ts).
-  const forensicTls = pgForensicTlsStore(runtime.database.db, runtime.boss)
   return {
     database: runtime.database,
     boss: runtime.boss,
@@ -80,14 +83,17 @@ export function ingestJobDeps(
 // streams (docs/ingestion.md), so more would only compete; the rest wait their turn.
 const INLINE_CONCURRENCY = 2
 
-/** Intake that processes at once and answers with the outcome (POST /ingest/reports, cli import, upload). */
+/**
+ * Intake that processes at once and answers with the outcome (POST /ingest/reports, cli import,
+ * upload), on the process's intake and stores.
+ */
 export function reportImport(
   runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
+  deps: Pick<Intake, 'accept' | 'messages'> & Pick<IngestJobDeps, 'forensicTls'>,
 ): IngestNow {
-  const { accept, messages } = intake(runtime)
   return ingestNow({
-    accept,
-    job: ingestJobDeps(runtime, messages),
+    accept: deps.accept,
+    job: ingestJobDeps(runtime, deps),
     gate: concurrencyLimit(INLINE_CONCURRENCY),
   })
 }

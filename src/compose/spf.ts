@@ -1,4 +1,5 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import { reflattenDue } from '../../domain/spf-management/reflatten.ts'
 import type { SourceDeps } from '../../domain/spf-management/source-use-cases.ts'
 import type { ProcessStores } from './stores.ts'
 
@@ -19,4 +20,17 @@ export function spfUseCaseDeps(
     activity: s.spfActivity,
     dnsWrites,
   }
+}
+
+/**
+ * The scheduled re-flatten's step (`spf.reflatten`, src/jobs/spf.ts): re-plans managed records
+ * planned more than `olderThanHours` ago through the process's SPF store; returns how many it
+ * looked at (domain/spf-management/reflatten.ts).
+ */
+export function reflattenStep(
+  s: Pick<ProcessStores, 'spf'>,
+  runtime: { dns: DnsResolver; now: () => Date; config: { spf: { zone: string } } },
+): (input: { olderThanHours: number; limit: number }) => Promise<number> {
+  const deps = { store: s.spf, dns: runtime.dns, now: runtime.now, zone: runtime.config.spf.zone }
+  return (input) => reflattenDue(deps, input)
 }

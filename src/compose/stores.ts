@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import type { TokenStore } from '../../domain/accounts/ports.ts'
 import { singleFlight } from '../../domain/shared/single-flight.ts'
+import type { HostedTxtLookup } from '../../domain/spf-management/ports.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
@@ -103,3 +104,11 @@ export const verificationStore = (database: Database, boss: PgBoss | null) =>
 
 /** The demo domain's store (`bun run cli demo`, docs/demo.md). */
 export const demoStore = (database: Database) => pgDemoStore(database.db)
+
+/**
+ * What the authoritative DNS responder serves (hosted_records under SPF_ZONE, docs/hosted-dns.md),
+ * for src/main.ts, which starts the responder beside the API rather than inside it.
+ */
+export function hostedRecordLookup(runtime: Pick<StoreRuntime, 'database' | 'config'>): HostedTxtLookup {
+  return pgSpfStore(runtime.database.db, { zone: runtime.config.spf.zone })
+}
