@@ -82,6 +82,11 @@ const LAYER_RULES: { files: string; forbidden: RegExp; why: string }[] = [
     forbidden: /^src\/(compose|main|worker|cli)(\.ts$|\/)/,
     why: 'jobs are registered by the composition root, never reach back into it',
   },
+  {
+    files: 'src/{main,worker}.ts',
+    forbidden: /^infrastructure\/repositories\//,
+    why: 'the entry points start what src/compose/ builds, never a store of their own',
+  },
 ]
 
 function importsOf(file: string, source: string): string[] {
@@ -93,7 +98,7 @@ function importsOf(file: string, source: string): string[] {
   return found
 }
 
-test('layers import only downwards: infrastructure, plugins, routes and jobs', async () => {
+test('layers import only downwards: infrastructure, plugins, routes, jobs and the entry points', async () => {
   const problems: string[] = []
   for (const rule of LAYER_RULES) {
     let files = 0
