@@ -83,9 +83,14 @@ const LAYER_RULES: { files: string; forbidden: RegExp; why: string }[] = [
     why: 'jobs are registered by the composition root, never reach back into it',
   },
   {
-    files: 'src/{main,worker}.ts',
-    forbidden: /^infrastructure\/repositories\//,
-    why: 'the entry points start what src/compose/ builds, never a store of their own',
+    files: 'src/{main,worker,cli,cli-ingest}.ts',
+    forbidden: /^infrastructure\/(repositories|db\/schema)\//,
+    why: 'the entry points start what src/compose/ builds, never a store or a query of their own',
+  },
+  {
+    files: 'src/cli/**/*.ts',
+    forbidden: /^infrastructure\/(repositories|db\/schema)\//,
+    why: 'CLI commands take their deps from src/compose/, never a store or a query of their own',
   },
 ]
 

@@ -1,5 +1,5 @@
-import { findAccountDomain } from '../../domain/domains/account-domain.ts'
 import type { ReportDomainIds } from '../../domain/reports/aggregate-reads.ts'
+import { reportDomainId } from '../../domain/reports/aggregate-use-cases.ts'
 import { unwrap } from '../../plugins/failures.ts'
 
 /**
@@ -7,5 +7,5 @@ import { unwrap } from '../../plugins/failures.ts'
  * `domain_not_found` (domain/domains/account-domain.ts).
  */
 export async function domainIdOf(reports: ReportDomainIds, accountId: string, name: string): Promise<number> {
-  return unwrap(await findAccountDomain((normalized) => reports.domainId(accountId, normalized), name))
+  return unwrap(await reportDomainId({ reports }, { accountId, domain: name }))
 }
