@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm'
-import type { AggregateReportReads, Summary } from '../../domain/reports/aggregate-reads.ts'
+import type { Summary } from '../../domain/reports/aggregate-reads.ts'
 import { type Period, splitWeeks } from '../../domain/reports/period.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
@@ -50,7 +50,7 @@ const reportsOf = (accountId: string, domainId: number | null) =>
     : sql`aggregate_reports a join domains d on d.id = a.domain_id
         where a.account_id = ${accountId} and a.domain_id = ${domainId}`
 
-export function pgReportReader(db: Db): AggregateReportReads {
+export function pgReportReader(db: Db) {
   const scope = (accountId: string, domainId: number | null) =>
     domainId === null
       ? sql`r.account_id = ${accountId}`

@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { TokenStore } from '../../domain/accounts/ports.ts'
+import type { AggregateReportReads } from '../../domain/reports/aggregate-reads.ts'
 import { singleFlight } from '../../domain/shared/single-flight.ts'
 import type { HostedTxtLookup } from '../../domain/spf-management/ports.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
@@ -53,7 +54,8 @@ export function stores(database: Database, boss: PgBoss | null = null) {
     counter: pgRateLimitCounter(database.countersDb),
     checks: pgDomainCheckStore(db, boss),
     embedKeys: pgEmbedKeyStore(db),
-    reports: pgReportReader(db),
+    // Checked here rather than declared on the adapter, whose query bodies are being reworked.
+    reports: pgReportReader(db) satisfies AggregateReportReads,
     forensicTls: pgForensicTlsStore(db, boss),
     alerts: pgAlertStore(db),
     alertFacts: pgAlertFacts(db),
