@@ -1,4 +1,4 @@
-import type { Database } from '../../infrastructure/db/database.ts'
+import type { Db } from '../../infrastructure/db/database.ts'
 import { maintainPartitions } from '../../infrastructure/repositories/pg-partitions.ts'
 import { deleteExpiredCounters } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { applyRetention } from '../../infrastructure/repositories/pg-retention.ts'
@@ -6,8 +6,7 @@ import { deleteExpiredSessions } from '../../infrastructure/repositories/pg-sess
 import type { Housekeeping } from '../jobs/maintenance.ts'
 
 /** The maintenance jobs' housekeeping on the process's database. */
-export function housekeeping(database: Database): Housekeeping {
-  const { db } = database
+export function housekeeping(db: Db): Housekeeping {
   return {
     deleteExpiredCounters: (nowSeconds) => deleteExpiredCounters(db, nowSeconds),
     deleteExpiredSessions: (now) => deleteExpiredSessions(db, now),
