@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
+import { noTestEmail } from '../domain/notifications/test-email.ts'
 import { dnsWriteGate } from '../domain/rate-limits/dns-writes.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
@@ -26,6 +27,7 @@ import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { intake, reportDomains, reportImport } from './compose/ingest.ts'
+import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
 import { spfUseCaseDeps } from './compose/spf.ts'
@@ -171,6 +173,8 @@ export function buildApp(runtime: Runtime) {
     .use(
       notificationRoutes({
         settings: s.notificationSettings,
+        chat: chatDeliveryDeps(runtime, s.notificationSettings, runtime.boss),
+        testEmail: noTestEmail,
         auth,
         dns: runtime.dns,
         allowPrivate: config.webhookAllowPrivate,
