@@ -119,6 +119,9 @@ export function buildApp(runtime: Runtime) {
     now,
   })
   const spf = spfUseCaseDeps(s, runtime, dnsWrites)
+  // Notifications: chat test messages and last deliveries; the email test until the mail side composes one.
+  const chat = chatDeliveryDeps(runtime, s.notificationSettings, runtime.boss)
+  const testEmail = noTestEmail
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -173,8 +176,8 @@ export function buildApp(runtime: Runtime) {
     .use(
       notificationRoutes({
         settings: s.notificationSettings,
-        chat: chatDeliveryDeps(runtime, s.notificationSettings, runtime.boss),
-        testEmail: noTestEmail,
+        chat,
+        testEmail,
         auth,
         dns: runtime.dns,
         allowPrivate: config.webhookAllowPrivate,
@@ -256,6 +259,8 @@ export function buildApp(runtime: Runtime) {
         importReport,
         providers,
         spf,
+        chat,
+        testEmail,
       }),
     )
   routes.load(app.routes)
