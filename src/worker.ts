@@ -5,6 +5,7 @@ import { alertEvaluationDeps } from './compose/alerts.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { ingestJobDeps, intake } from './compose/ingest.ts'
 import { housekeeping } from './compose/maintenance.ts'
+import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
 import { reflattenStep } from './compose/spf.ts'
@@ -16,6 +17,7 @@ import { dnsProviderJobs } from './jobs/dns-providers.ts'
 import { ingestJobs } from './jobs/ingest.ts'
 import { mailboxJobs } from './jobs/mailboxes.ts'
 import { maintenanceJobs } from './jobs/maintenance.ts'
+import { notificationJobs } from './jobs/notifications.ts'
 import { policyJobs } from './jobs/policy.ts'
 import { postureJobs } from './jobs/posture.ts'
 import { spfJobs } from './jobs/spf.ts'
@@ -48,6 +50,8 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ),
     ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
+    // Slack and Teams messages of alert events (docs/notifications.md).
+    ...notificationJobs(chatDeliveryDeps(runtime, s.notificationSettings, boss)),
     ...spfJobs({
       reflatten: reflattenStep(s, runtime),
       logger: runtime.logger,

@@ -21,6 +21,7 @@ import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
 import { pgInvitationStore, pgMemberStore } from '../../infrastructure/repositories/pg-member-store.ts'
+import { pgNotificationSettingsStore } from '../../infrastructure/repositories/pg-notification-settings-store.ts'
 import { pgOAuthIdentityStore } from '../../infrastructure/repositories/pg-oauth-identity-store.ts'
 import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
@@ -89,6 +90,8 @@ export function processStores(runtime: StoreRuntime) {
   return {
     ...stores(runtime.database, runtime.boss),
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
+    /** Notification settings: the chat URLs sealed like webhook secrets. */
+    notificationSettings: pgNotificationSettingsStore(db, { secrets: runtime.secrets }),
     /** Verifies domains and re-queues the reports that waited for them (on this process's queue). */
     verifications: pgDomainVerifications(db, runtime.boss),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),

@@ -31,6 +31,8 @@ const TENANT = [
   'ingest_messages',
   'invitations',
   'memberships',
+  'notification_deliveries',
+  'notification_settings',
   'organizations',
   'policy_changes',
   'sessions',
