@@ -49,6 +49,7 @@ const TENANT_WITHOUT_ACCOUNT_ID = [
   'dkim_selectors_seen',
   'source_overrides',
   'spf_versions',
+  'spf_proposals',
   'webhook_attempts',
 ]
 
