@@ -35,6 +35,7 @@ const TENANT = [
   'policy_changes',
   'sessions',
   'spf_management',
+  'spf_proposals',
   'tls_reports',
   'webhook_deliveries',
   'webhook_settings',
@@ -49,7 +50,6 @@ const TENANT_WITHOUT_ACCOUNT_ID = [
   'dkim_selectors_seen',
   'source_overrides',
   'spf_versions',
-  'spf_proposals',
   'webhook_attempts',
 ]
 
