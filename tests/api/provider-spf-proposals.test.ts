@@ -133,9 +133,9 @@ describe('SPF proposals through a connected PowerDNS (assisted)', () => {
     expect((await proposals()).find((p: any) => p.id === proposalId).status).toBe('withdrawn')
     // Nothing was written over the newer record.
     const held = await call('GET', '/dns-providers/writes')
-    expect(held.body.data.filter((w: any) => w.after?.values?.some((v: string) => v.includes(OTHER.ip)))).toEqual(
-      [],
-    )
+    expect(
+      held.body.data.filter((w: any) => w.after?.values?.some((v: string) => v.includes(OTHER.ip))),
+    ).toEqual([])
     await pdns.pdnsutil('replace-rrset', 'spf.test', '@', 'TXT', '1', `"${WITH_PARTNER}"`, `"${SITE}"`)
   }, 30_000)
 
