@@ -17,6 +17,7 @@ import type { SpfWriteDeps } from './managed-change.ts'
 import type { SpfStore } from './ports.ts'
 import type { SpfProposalStore } from './proposals.ts'
 import { planSpfRecord, writeSpfPlan } from './provider-write.ts'
+import type { PublishedSpf } from './published-record.ts'
 import {
   type AddSourceInput,
   type AddSourceResult,
@@ -37,7 +38,14 @@ export type ProviderSync =
    */
   | { status: 'proposed'; plan: Plan; proposalId: number | null }
   /** The write (or reading the provider) failed: the previous record is in place. */
-  | { status: 'failed'; plan: Plan | null; error: string; writeId: string | null }
+  | {
+      status: 'failed'
+      plan: Plan | null
+      error: string
+      writeId: string | null
+      /** The provider holds another SPF record than the one the change was computed from. */
+      behind?: true
+    }
 
 /** What the provider path needs beside the SPF use cases' deps; without `providers`, nothing. */
 export interface ProviderAutomation {
@@ -58,6 +66,12 @@ export async function syncSpfThroughProvider(
     domain: string
     automation: AutomationLevel
     record: string
+    /**
+     * The SPF record the change was computed from (the one published over DNS; null: none).
+     * When given and the provider holds another, nothing is planned: the change would drop what
+     * the newer record holds (DNS not showing the provider's latest record yet, an edit meanwhile).
+     */
+    basedOn?: string | null
     actor: string
     reason: string
   },
@@ -71,6 +85,21 @@ export async function syncSpfThroughProvider(
   if (!planned.ok) return { status: 'failed', plan: null, error: messageOf(planned.failure), writeId: null }
   const plan = planned.value
   if (!plan.changed) return null
+  const held = (plan.before?.values ?? []).filter(isSpfRecord)
+  if (
+    input.basedOn !== undefined &&
+    !(
+      held.length === (input.basedOn === null ? 0 : 1) &&
+      (input.basedOn === null || held[0] === input.basedOn)
+    )
+  )
+    return {
+      status: 'failed',
+      plan: null,
+      error: `the SPF record at the DNS provider (${JSON.stringify(held)}) is not the one published over DNS that this change was made from (${JSON.stringify(input.basedOn)}): nothing was written; try again once DNS shows the provider's record`,
+      writeId: null,
+      behind: true,
+    }
   if (input.automation === 'assisted') return { status: 'proposed', plan, proposalId: await propose(plan) }
   const written = await writeSpfPlan(deps, target.value, plan, input)
   if (!written.ok) {
@@ -84,12 +113,21 @@ export async function syncSpfThroughProvider(
 
 /**
  * After an SPF change: the record the user publishes (`publish`) through a connected provider,
- * according to the domain's automation level. Only a verified domain's DNS is written (contract
- * §4), and only when its record changes; without provider deps nothing is done.
+ * according to the domain's automation level. Only a verified domain's DNS is written
+ * (domain/domains/account-domain.ts), and only when its record changes; without provider deps
+ * nothing is done.
  */
 async function publishAfterChange(
   deps: { store: Pick<SpfStore, 'domain'>; now: () => Date } & ProviderAutomation,
-  input: { accountId: string; domain: string; publish: UserRecord; actor: string; reason: string },
+  input: {
+    accountId: string
+    domain: string
+    publish: UserRecord
+    /** The record `publish` was computed from (published over DNS). */
+    published: PublishedSpf
+    actor: string
+    reason: string
+  },
 ): Promise<ProviderSync | null> {
   const { providers, proposals } = deps
   if (providers === undefined || !input.publish.changed) return null
@@ -118,6 +156,7 @@ async function publishAfterChange(
       domain: input.domain,
       automation: found.automationLevel,
       record: input.publish.record,
+      basedOn: input.published.record,
       actor: input.actor,
       reason: input.reason,
     },
@@ -137,6 +176,7 @@ export async function addSourceThroughProvider(
     accountId: input.accountId,
     domain: result.domain,
     publish: result.publish,
+    published: result.published,
     actor: input.actor,
     reason: `add-to-spf ${input.ip} (POST /domains/${result.domain}/sources/${input.ip}/add-to-spf)`,
   })
@@ -155,6 +195,7 @@ export async function activateThroughProvider(
     accountId: input.accountId,
     domain: result.domain,
     publish: result.view.publish,
+    published: result.published,
     actor: input.actor,
     reason: `SPF management activated (POST /domains/${result.domain}/spf/activate)`,
   })
@@ -175,6 +216,7 @@ export async function detectThroughProvider(
           accountId: input.accountId,
           domain: result.domain,
           publish: result.managed.publish,
+          published: result.published,
           actor: input.actor,
           reason: `detected sources (POST /domains/${result.domain}/spf/detect-sources)`,
         })

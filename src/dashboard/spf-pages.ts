@@ -1,6 +1,5 @@
 import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
-import { zoneFor } from '../../domain/dns-providers/use-cases.ts'
 import type { Failure } from '../../domain/shared/result.ts'
 import type { ManagedSpfConfig } from '../../domain/spf-management/managed-record.ts'
 import {
@@ -41,6 +40,8 @@ const NOTICES: Record<string, string> = {
   rejected: 'Proposal rejected: nothing was written.',
   stale:
     'That proposal was withdrawn: the SPF record at your DNS provider changed since it was made. Make the change again for a new proposal.',
+  'provider-behind':
+    'Nothing was written: the SPF record at your DNS provider is newer than what DNS shows yet, and a change made from the older one would undo it. Try again in a minute.',
   'provider-failed':
     'Your DNS provider could not be read or written: the previous record is still in place (see Alerts).',
 }
@@ -49,7 +50,7 @@ const NOTICES: Record<string, string> = {
 export function providerNotice(sync: ProviderSync | null): string | null {
   if (sync === null) return null
   if (sync.status === 'proposed') return 'proposed'
-  if (sync.status === 'failed') return 'provider-failed'
+  if (sync.status === 'failed') return sync.behind ? 'provider-behind' : 'provider-failed'
   return sync.verified ? 'written' : 'written-pending'
 }
 
@@ -156,14 +157,15 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
     )
   }
 
-  /** Proposals and SPF writes, when a connected provider holds the zone (a read failure: none). */
+  /**
+   * The domain's SPF proposals and the SPF writes of its apex through a provider, from the stores
+   * only: a page view never calls the provider. Null when there are neither.
+   */
   const providerView = async (accountId: string, domainId: number, domain: string) => {
-    if (s.providers === undefined) return null
-    const target = await zoneFor(s.providers, accountId, domain)
     const proposals = await useCases.proposals.list(accountId, domainId, 10)
-    if ((!target.ok || target.value === null) && proposals.length === 0) return null
     const log = await s.providers.writes.list(accountId, { page: 1, perPage: 50 })
     const writes = log.items.filter((w) => w.domain === domain && w.name === domain && w.type === 'TXT')
+    if (proposals.length === 0 && writes.length === 0) return null
     return { proposals, writes: writes.slice(0, 10) }
   }
 

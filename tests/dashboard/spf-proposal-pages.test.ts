@@ -21,6 +21,7 @@ const email = `spf-proposals-${Math.random().toString(36).slice(2, 8)}@example.c
 let pdns: PowerDnsServer
 let t: TestApp
 let client: FormClient
+let token: string
 
 const apexSpf = async () => {
   const answer = await t.runtime.verificationDns.resolve('spf.test', 'TXT')
@@ -42,7 +43,7 @@ beforeAll(async () => {
   await startWorkers(t.runtime.boss!, t.runtime)
   client = formClient(t)
   await client.signUp(email)
-  const token = await t.tokenFor(email)
+  token = await t.tokenFor(email)
   const call = (method: string, path: string, body?: unknown) =>
     t.request(method, `/api/v1${path}`, { token, body })
   const connected = await call('POST', '/dns-providers/authenticate', {
@@ -110,6 +111,17 @@ describe('SPF page: proposals through a connected PowerDNS', () => {
   }, 40_000)
 
   test('rejecting discards the proposal', async () => {
+    // The app's DNS cache still answers the record published before the approval (its 1 s TTL runs
+    // on the test clock): a change computed from it would drop the approved source, so it is
+    // neither proposed nor written.
+    const early = await client.submit(
+      '/domains/spf.test/spf',
+      { source: OTHER.ip },
+      '/domains/spf.test/spf/sources',
+    )
+    expect(early.location).toContain('done=provider-behind')
+    expect(await apexSpf()).toEqual([WITH_PARTNER])
+    t.clock.now = new Date(t.clock.now.getTime() + 2_000)
     const added = await client.submit(
       '/domains/spf.test/spf',
       { source: OTHER.ip },
@@ -127,5 +139,26 @@ describe('SPF page: proposals through a connected PowerDNS', () => {
     expect(after.html).toContain('Proposal rejected: nothing was written.')
     expect(after.html).toContain('No change is waiting for approval.')
     expect(await apexSpf()).toEqual([WITH_PARTNER])
+  }, 40_000)
+
+  test('automatic: adding a source writes it through PowerDNS and the page shows the write', async () => {
+    const patched = await t.request('PATCH', '/api/v1/domains/spf.test', {
+      token,
+      body: { automation_level: 'automatic' },
+    })
+    expect(patched.status).toBe(200)
+    const added = await client.submit(
+      '/domains/spf.test/spf',
+      { source: OTHER.ip },
+      '/domains/spf.test/spf/sources',
+    )
+    expect(added.status).toBe(303)
+    expect(added.location).toContain('done=written')
+    const written = 'v=spf1 ip4:192.0.2.10 ip4:198.51.100.7 ip4:203.0.113.9 -all'
+    expect(await apexSpf()).toEqual([written])
+    const page = await client.get('/domains/spf.test/spf?done=written')
+    expect(page.html).toContain('The SPF record was written through your DNS provider and read back.')
+    expect(page.html).toContain(`<ins>+ <code class="value">${written}</code></ins>`)
+    expect(page.html).toContain('No change is waiting for approval.')
   }, 40_000)
 })
