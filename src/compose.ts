@@ -53,6 +53,7 @@ import { providerPublishRoutes } from './routes/provider-publish.ts'
 import { reportRoutes } from './routes/reports.ts'
 import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
+import { spfProposalRoutes } from './routes/spf-proposals.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 
 export { intake } from './compose/ingest.ts'
@@ -184,6 +185,7 @@ export function buildApp(runtime: Runtime) {
       }),
     )
     .use(spfRoutes({ spf, reports: s.reports, auth, providers }))
+    .use(spfProposalRoutes({ spf, auth, providers }))
     .use(forensicTlsRoutes({ failureTls: s.forensicTls, reports: s.reports, auth, now }))
     .use(ingestReportRoutes({ importReport, auth, maxMessageBytes: config.ingestMaxMessageBytes }))
     .use(

@@ -1,17 +1,19 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { SpfAutomationDeps } from '../../domain/spf-management/proposals.ts'
 import { reflattenDue } from '../../domain/spf-management/reflatten.ts'
 import type { SourceDeps } from '../../domain/spf-management/source-use-cases.ts'
 import type { ProcessStores } from './stores.ts'
 
 /**
  * The SPF management use cases' deps, built once per process and handed to the API routes and the
- * dashboard alike, so both write through the same store, DNS and DNS-write budget.
+ * dashboard alike, so both write through the same store, DNS and DNS-write budget, and keep the
+ * proposals of `assisted` domains in the same store (domain/spf-management/proposals.ts).
  */
 export function spfUseCaseDeps(
-  s: Pick<ProcessStores, 'spf' | 'spfActivity'>,
+  s: Pick<ProcessStores, 'spf' | 'spfActivity' | 'spfProposals'>,
   runtime: { dns: DnsResolver; now: () => Date; config: { spf: { zone: string } } },
   dnsWrites: SourceDeps['dnsWrites'],
-): SourceDeps {
+): SpfAutomationDeps {
   return {
     store: s.spf,
     dns: runtime.dns,
@@ -19,6 +21,7 @@ export function spfUseCaseDeps(
     zone: runtime.config.spf.zone,
     activity: s.spfActivity,
     dnsWrites,
+    proposals: s.spfProposals,
   }
 }
 

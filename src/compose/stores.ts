@@ -30,6 +30,7 @@ import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-li
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
 import { pgSourceFigures } from '../../infrastructure/repositories/pg-source-stats.ts'
+import { pgSpfProposalStore } from '../../infrastructure/repositories/pg-spf-proposal-store.ts'
 import { pgSpfSourceActivity } from '../../infrastructure/repositories/pg-spf-source-activity.ts'
 import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
@@ -96,6 +97,7 @@ export function processStores(runtime: StoreRuntime) {
     verifications: pgDomainVerifications(db, runtime.boss),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),
     spfActivity: pgSpfSourceActivity(db),
+    spfProposals: pgSpfProposalStore(db),
     dmarcHosting: pgDmarcHosting(db, { zone: runtime.config.spf.zone }),
     policy: pgPolicyStore(db, { zone: runtime.config.spf.zone }),
   }

@@ -24,7 +24,7 @@ import type { FailureTlsReads } from '../../domain/reports/failure-tls-reads.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
 import type { SourceFigures } from '../../domain/sources/ports.ts'
-import type { SourceDeps as SpfSourceDeps } from '../../domain/spf-management/source-use-cases.ts'
+import type { SpfAutomationDeps } from '../../domain/spf-management/proposals.ts'
 import type { WebhookStore } from '../../domain/webhooks/settings.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { MailSender } from '../../infrastructure/mail/mail-sender.ts'
@@ -87,7 +87,7 @@ export interface DashboardDeps {
   /** The DNS provider use cases' deps (connections, imports, writes). */
   providers: ProviderDeps
   /** The SPF management use cases' deps, shared with the API. */
-  spf: SpfSourceDeps
+  spf: SpfAutomationDeps
   /** Chat test messages and the channels' last deliveries (the API's POST /notifications/test). */
   chat: Pick<ChatDeliveryDeps, 'settings' | 'post' | 'dashboardUrl' | 'now' | 'logger'> & {
     log: ChatDeliveryLog

@@ -37,6 +37,7 @@ const TENANT = [
   'policy_changes',
   'sessions',
   'spf_management',
+  'spf_proposals',
   'tls_reports',
   'webhook_deliveries',
   'webhook_settings',
