@@ -3,12 +3,13 @@ import { sql } from 'drizzle-orm'
 import type { Period } from '../../../domain/reports/period.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
-import { buildMonthlyRollups } from '../../../infrastructure/repositories/pg-monthly-rollups.ts'
+import { buildMonth, buildMonthlyRollups } from '../../../infrastructure/repositories/pg-monthly-rollups.ts'
 import { pgReportReader } from '../../../infrastructure/repositories/pg-report-reader.ts'
 import { builtMonths } from '../../../infrastructure/repositories/pg-summary-parts.ts'
 import { reportMetadata } from '../../support/aggregate-metadata.ts'
 import { aggregateRecord, streamOf } from '../../support/aggregate-records.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
+import { backend } from '../../support/test-db.ts'
 
 // The monthly rollups of closed months (docs/ingestion.md "A year of history") change what the
 // summaries read, never what they answer: the overview and a domain summary over periods cut
@@ -186,4 +187,69 @@ test('built months are read from the monthly rows', async () => {
     await db().execute(sql`update monthly_reporter_counts set reports = reports - 1000
       where account_id = ${accountId} and month = '2026-08-01'`)
   }
+})
+
+const staleOf = async (month: string) =>
+  rowsOf<{ stale: boolean }>(
+    await db().execute(
+      sql`select stale from monthly_rollup_builds where account_id = ${accountId} and month = ${month}::date`,
+    ),
+  )[0]?.stale
+
+/** Whether the promise is still pending after a while (it waits for a lock). */
+async function waiting(promise: Promise<unknown>) {
+  let done = false
+  void promise.then(() => {
+    done = true
+  })
+  await Bun.sleep(300)
+  return !done
+}
+
+// Two connections at once: PostgreSQL only (PGlite has one).
+test.if(backend === 'postgres')(
+  'a late report stored while its month is being built leaves it stale',
+  async () => {
+    const database = t.db.database
+    if (database.kind !== 'postgres') throw new Error('postgres only')
+    expect(await staleOf('2026-08-01')).toBe(false)
+    let write: Promise<unknown> = Promise.resolve()
+    await database.client.begin(async (tx) => {
+      // What the build does first (pg-monthly-rollups.ts), its transaction still open.
+      await tx`insert into monthly_rollup_builds (account_id, month, built_at, stale)
+      values (${accountId}, '2026-08-01', now(), false)
+      on conflict (account_id, month) do update set built_at = now(), stale = false`
+      const [a] = domains as [{ id: number; name: string }]
+      write = store(a, 'during-build', '2026-08-12', { org: 'late.example', records: [['203.0.113.5', 900]] })
+      expect(await waiting(write)).toBe(true)
+    })
+    await write
+    expect(await staleOf('2026-08-01')).toBe(true)
+    expect(await answers()).toEqual(await answersFromWeeksAndDays())
+  },
+)
+
+test.if(backend === 'postgres')('a build waits for a late report being stored and includes it', async () => {
+  const database = t.db.database
+  if (database.kind !== 'postgres') throw new Error('postgres only')
+  const [a] = domains as [{ id: number; name: string }]
+  let build: Promise<unknown> = Promise.resolve()
+  await database.client.begin(async (tx) => {
+    // A writer's statement for an August report (aggregate-report-sql.ts), not yet committed.
+    await tx`insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned,
+        messages, reports)
+      values (${accountId}, ${a.id}, '2026-08-20', '203.0.113.7', 'none', false, false, 5000, 1)`
+    await tx`insert into monthly_rollup_builds (account_id, month, built_at, stale)
+      values (${accountId}, '2026-08-01', null, true)
+      on conflict (account_id, month) do update set stale = true where not monthly_rollup_builds.stale`
+    build = buildMonth(db(), accountId, '2026-08-01')
+    expect(await waiting(build)).toBe(true)
+  })
+  await build
+  expect(await staleOf('2026-08-01')).toBe(false)
+  const failing = rowsOf<{ failing: string }>(
+    await db().execute(sql`select failing from monthly_failing_sources
+      where account_id = ${accountId} and month = '2026-08-01' and source_ip = '203.0.113.7'`),
+  )
+  expect(failing.map((f) => Number(f.failing))).toEqual([5000])
 })
