@@ -54,11 +54,12 @@ export async function buildMonth(db: Db, accountId: string, month: string): Prom
       group by 1, 2, 3, 4
       order by 3, 4`)
     // Reports whose range begins in the month, bounded as the summaries bound them
-    // (pg-report-ranges.ts); ends_on keeps a range that ends before the month apart.
+    // (pg-report-ranges.ts); ends_on keeps a range that ends before the month apart. end_at::date
+    // is the cast the summaries' `a.end_at >= from::date` makes (the session's zone, UTC).
     await tx.execute(sql`insert into monthly_reporter_counts
         (account_id, month, domain_id, reporter_org, ends_on, reports, messages)
       select d.account_id, ${month}::date, a.domain_id, a.reporter_org,
-        least(${month}::date, (a.end_at at time zone 'UTC')::date), count(*), sum(a.message_count)
+        least(${month}::date, a.end_at::date), count(*), sum(a.message_count)
       from aggregate_reports a join domains d on d.id = a.domain_id and d.account_id = a.account_id
       where d.account_id = ${accountId} and a.begin_at >= ${month}::date and a.begin_at < ${next}
       group by 1, 2, 3, 4, 5`)
