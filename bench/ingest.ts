@@ -6,7 +6,7 @@ import { rowsOf } from '../infrastructure/db/database.ts'
 import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { buildMonthlyRollups } from '../infrastructure/repositories/pg-monthly-rollups.ts'
+import { housekeeping } from '../src/compose/maintenance.ts'
 import { buildApp, intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
@@ -272,7 +272,10 @@ if (only('summary')) {
     where d.account_id = ${accountId}`)
   // The nightly maintenance build of the closed months' rollups, as a running install has them
   // (BENCH_MONTHLY=0 leaves them out: the summaries then read weeks and days only).
-  const build = process.env.BENCH_MONTHLY === '0' ? null : await timed(() => buildMonthlyRollups(database.db))
+  const build =
+    process.env.BENCH_MONTHLY === '0'
+      ? null
+      : await timed(() => housekeeping(database.db).buildMonthlyRollups())
   await database.db.execute(sql`vacuum analyze monthly_failing_sources`)
   await database.db.execute(sql`vacuum analyze monthly_reporter_counts`)
   await database.db.execute(sql`vacuum analyze weekly_failing_sources`)

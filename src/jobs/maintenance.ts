@@ -18,7 +18,7 @@ export interface Housekeeping {
   maintainPartitions(input: { today: Date; monthsAhead: number }): Promise<unknown>
   applyRetention(): Promise<unknown>
   /** Monthly rollups of the months that closed, or were marked stale, since the last build. */
-  buildMonthlyRollups(): Promise<unknown>
+  buildMonthlyRollups(): Promise<{ months: number }>
 }
 
 /** Old rate-limit windows are deleted every ten minutes; pg-boss runs a cron once across processes. */
