@@ -73,3 +73,43 @@ export function splitWeeks(period: Period): {
   if (lastMonday + 6 * DAY < to) edges.push({ from: day(new Date(lastMonday + 7 * DAY)), to: period.to })
   return { weeks: { first: day(new Date(firstMonday)), last: day(new Date(lastMonday)) }, edges }
 }
+
+const addDays = (date: string, days: number) =>
+  day(new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000))
+
+/** The first day of each calendar month (UTC) wholly inside the period, in order. */
+export function wholeMonths(period: Period): string[] {
+  const months: string[] = []
+  const start = new Date(`${period.from}T00:00:00Z`)
+  // The first month that begins on or after `from`.
+  let month = Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + (start.getUTCDate() === 1 ? 0 : 1), 1)
+  while (true) {
+    const first = new Date(month)
+    const next = Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 1)
+    if (addDays(day(new Date(next)), -1) > period.to) return months
+    months.push(day(first))
+    month = next
+  }
+}
+
+/**
+ * The parts of the period outside the given whole months (first days, in order, each wholly
+ * inside the period): summaries read those months from monthly tables and only these parts, as
+ * weeks and edge days, from the weekly and daily ones.
+ */
+export function outsideMonths(period: Period, months: readonly string[]): Period[] {
+  const parts: Period[] = []
+  let from = period.from
+  for (const month of months) {
+    if (month > from) parts.push({ from, to: addDays(month, -1) })
+    const start = new Date(`${month}T00:00:00Z`)
+    from = day(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)))
+  }
+  if (from <= period.to) parts.push({ from, to: period.to })
+  return parts
+}
+
+/** The period that begins `days` earlier. */
+export function extendedBack(period: Period, days: number): Period {
+  return { from: addDays(period.from, -days), to: period.to }
+}

@@ -50,6 +50,14 @@ export const PARTITIONS = queue(
   { policy: 'singleton', retryLimit: 3, retryDelay: 300, retryBackoff: true, expireInSeconds: 900 },
   '7 0 * * *',
 )
+// Monthly rollups of closed months (pg-monthly-rollups.ts): nightly, one run at a time, and at start
+// so that an install upgraded or down over a month boundary builds them at once. Only months without
+// a current build are built, so a run with nothing to do is one small read.
+export const MONTHLY_ROLLUPS = queue(
+  'maintenance.monthly-rollups',
+  { policy: 'singleton', retryLimit: 2, retryDelay: 300, expireInSeconds: 3600 },
+  '37 2 * * *',
+)
 
 // Posture checks and ownership re-checks (src/jobs/posture.ts).
 export const SCHEDULE_CHECKS = queue(
@@ -194,6 +202,7 @@ export const QUEUES: readonly QueueSpec<object>[] = [
   RATE_LIMIT_CLEANUP,
   RETENTION,
   PARTITIONS,
+  MONTHLY_ROLLUPS,
   SCHEDULE_CHECKS,
   CHECK_DOMAIN,
   VERIFY_PENDING,

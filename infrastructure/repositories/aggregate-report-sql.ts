@@ -40,7 +40,8 @@ const union = (column: string) =>
 
 /**
  * The figures a report adds: rollups per (domain, day, IP, disposition, alignment), the domain's
- * day, the week's failing sources and the DKIM selectors seen, all accumulated in memory while the
+ * day, the week's failing sources and the DKIM selectors seen (and, for a month that has ended,
+ * its monthly rollups marked stale), all accumulated in memory while the
  * records streamed (domain/reports/report-rollup.ts), so the records are never read back. `gate`
  * joins a CTE that yields a row only when the report was inserted (the one-statement path).
  */
@@ -106,6 +107,15 @@ rollups as (
   on conflict (domain_id, selector, signing_domain)
   do update set last_seen = greatest(dkim_selectors_seen.last_seen, excluded.last_seen),
                 messages = dkim_selectors_seen.messages + excluded.messages
+), late as (
+  -- A report for a month that has ended marks the account's month stale, so the summaries stop
+  -- reading its monthly rollups until the nightly build redoes them (pg-monthly-rollups.ts). A
+  -- report of the current month, nearly every one, inserts nothing here.
+  insert into monthly_rollup_builds (account_id, month, built_at, stale)
+  select @account, date_trunc('month', @day::date::timestamp)::date, null::timestamptz, true
+  ${gate === '' ? '' : `from ${gate}`}
+  where date_trunc('month', @day::date::timestamp) < date_trunc('month', now() at time zone 'UTC')
+  on conflict (account_id, month) do update set stale = true where not monthly_rollup_builds.stale
 )`
 }
 

@@ -11,7 +11,13 @@ import { ingestMessages } from '../db/schema/reports.ts'
 // figures that are partitioned or written in bulk carry the id without a foreign key
 // (infrastructure/db/schema/reports.ts), so they are deleted by hand in the same transaction.
 
-const UNREFERENCED = ['daily_rollups', 'daily_domain_totals', 'weekly_failing_sources']
+const UNREFERENCED = [
+  'daily_rollups',
+  'daily_domain_totals',
+  'weekly_failing_sources',
+  'monthly_failing_sources',
+  'monthly_reporter_counts',
+]
 
 export function pgDemoStore(db: Db): DemoStore {
   return {

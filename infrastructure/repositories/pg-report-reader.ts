@@ -1,8 +1,10 @@
 import { type SQL, sql } from 'drizzle-orm'
 import type { Summary } from '../../domain/reports/aggregate-reads.ts'
-import { type Period, splitWeeks } from '../../domain/reports/period.ts'
+import type { Period } from '../../domain/reports/period.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
+import { overlapping, reportsOf } from './pg-report-ranges.ts'
+import { builtMonths, failingSourcesQuery, reportersQuery } from './pg-summary-parts.ts'
 
 // The read side of reports. Summaries and the overview read the daily rollups only, never raw
 // records; every query is scoped by account (and by the domain's account for domain views).
@@ -23,32 +25,6 @@ async function withoutParallelWorkers(db: Db, query: SQL) {
     return tx.execute(query)
   })
 }
-
-/**
- * How long before a period a report overlapping it may begin. The bound keeps each read of the
- * (domain, begin) index to the period: without it, the last 30 days of a domain with a year of
- * history read the whole year's reports. Reporters send daily ranges (RFC 7489 §7.2: `ri` defaults
- * to a day; weekly ones are rare): a report whose range begins more than this before the period's
- * first day is not counted in it (docs/api.md "DMARC reports and periods").
- */
-export const REPORT_RANGE_MARGIN_DAYS = 31
-
-/** Reports (alias `a`) overlapping the period; see REPORT_RANGE_MARGIN_DAYS. */
-const overlapping = (period: Period) =>
-  sql`a.begin_at >= (${period.from}::date - ${REPORT_RANGE_MARGIN_DAYS}::int) and a.begin_at < (${period.to}::date + 1)
-    and a.end_at >= ${period.from}::date`
-
-/**
- * The reports of the domain, or of every domain of the account (through `domains`, so that each
- * domain's part is a range of the (domain, begin) index, which covers what these reads need:
- * migration 0013).
- */
-const reportsOf = (accountId: string, domainId: number | null) =>
-  domainId === null
-    ? sql`aggregate_reports a join domains d on d.id = a.domain_id and d.account_id = a.account_id
-        where d.account_id = ${accountId}`
-    : sql`aggregate_reports a join domains d on d.id = a.domain_id
-        where a.account_id = ${accountId} and a.domain_id = ${domainId}`
 
 export function pgReportReader(db: Db) {
   const scope = (accountId: string, domainId: number | null) =>
@@ -106,9 +82,8 @@ export function pgReportReader(db: Db) {
     },
 
     async summary(accountId: string, domainId: number | null, period: Period): Promise<Summary> {
-      const split = splitWeeks(period)
       const totalsWhere = sql`${scope(accountId, domainId)} and r.day between ${period.from}::date and ${period.to}::date`
-      const [daily, dispositions, failing, reporters] = await Promise.all([
+      const [daily, dispositions, [failing, reporters]] = await Promise.all([
         db.execute(sql`select to_char(r.day, 'YYYY-MM-DD') as day, sum(r.messages) as messages,
             sum(r.dmarc_pass) as dmarc_pass, sum(r.dkim_aligned) as dkim_aligned, sum(r.spf_aligned) as spf_aligned
           from daily_domain_totals r where ${totalsWhere} group by r.day order by r.day`),
@@ -117,38 +92,15 @@ export function pgReportReader(db: Db) {
             union all select 'quarantine', sum(r.disposition_quarantine) from daily_domain_totals r where ${totalsWhere}
             union all select 'reject', sum(r.disposition_reject) from daily_domain_totals r where ${totalsWhere}
             union all select 'other', sum(r.disposition_other) from daily_domain_totals r where ${totalsWhere}
-          ) d where d.messages > 0 order by d.messages desc`),
-        // Failing = neither DKIM nor SPF aligned: whole weeks from the weekly table, the edge days
-        // from the daily rollups' partial index.
-        withoutParallelWorkers(
-          db,
-          sql`with parts as (
-            ${
-              split.weeks === null
-                ? sql`select null::inet as source_ip, 0::bigint as failing where false`
-                : sql`select w.source_ip, w.failing from weekly_failing_sources w
-                    where ${domainId === null ? sql`w.account_id = ${accountId}` : sql`w.account_id = ${accountId} and w.domain_id = ${domainId}`}
-                      and w.week between ${split.weeks.first}::date and ${split.weeks.last}::date`
-            }
-            ${sql.join(
-              split.edges.map(
-                (edge) => sql` union all select r.source_ip, r.messages from daily_rollups r
-                  where ${scope(accountId, domainId)} and r.day between ${edge.from}::date and ${edge.to}::date
-                    and not r.dkim_aligned and not r.spf_aligned`,
-              ),
-            )}
-          ), top as (
-            select source_ip, sum(failing) as failing from parts group by source_ip order by failing desc limit 10)
-          select host(top.source_ip) as source_ip, s.ptr, top.failing
-          from top left join source_ips s on s.ip = top.source_ip order by top.failing desc`,
+          ) d where d.messages > 0 order by d.messages desc, d.disposition`),
+        // Failing sources and reporters: closed months from the monthly rollups when built, the
+        // rest as before (pg-summary-parts.ts).
+        builtMonths(db, accountId, period).then((months) =>
+          Promise.all([
+            withoutParallelWorkers(db, failingSourcesQuery(accountId, domainId, period, months)),
+            db.execute(reportersQuery(accountId, domainId, period, months)),
+          ]),
         ),
-        // Every stored report overlapping the period counts in totals.reports, as in the report list
-        // (a report of zero records included: it has no rollup rows). The window sum is over every
-        // reporter, before the top 10 are kept.
-        db.execute(sql`select a.reporter_org as org_name, count(*)::int as reports, sum(a.message_count) as messages,
-            (sum(count(*)) over ())::int as all_reports
-          from ${reportsOf(accountId, domainId)} and ${overlapping(period)}
-          group by a.reporter_org order by messages desc limit 10`),
       ])
       const days = rowsOf<Record<string, unknown>>(daily).map((d) => ({
         day: String(d.day),

@@ -4,7 +4,8 @@ import { dropExpiredPartitions } from './pg-partitions.ts'
 
 // Retention per account (account_settings; defaults when an account has no row): raw messages,
 // aggregate records and failure reports older than their window are removed in small batches, so
-// no statement holds long locks. Rollups and daily totals are kept: they are what summaries read.
+// no statement holds long locks. Rollups and daily totals are kept: they are what summaries read;
+// so are the monthly rollups built from them (pg-monthly-rollups.ts), which stay equal to them.
 // Aggregate records are partitioned by month (pg-partitions.ts): a month older than every
 // account's window is dropped whole first; the batches then remove what remains, the rows of
 // accounts with shorter windows.

@@ -1,4 +1,5 @@
 import type { Db } from '../../infrastructure/db/database.ts'
+import { buildMonthlyRollups } from '../../infrastructure/repositories/pg-monthly-rollups.ts'
 import { maintainPartitions } from '../../infrastructure/repositories/pg-partitions.ts'
 import { deleteExpiredCounters } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { applyRetention } from '../../infrastructure/repositories/pg-retention.ts'
@@ -12,5 +13,6 @@ export function housekeeping(db: Db): Housekeeping {
     deleteExpiredSessions: (now) => deleteExpiredSessions(db, now),
     maintainPartitions: (input) => maintainPartitions(db, input),
     applyRetention: () => applyRetention(db),
+    buildMonthlyRollups: () => buildMonthlyRollups(db),
   }
 }

@@ -1,4 +1,9 @@
-import { PARTITIONS, RATE_LIMIT_CLEANUP, RETENTION } from '../../infrastructure/queue/catalogue.ts'
+import {
+  MONTHLY_ROLLUPS,
+  PARTITIONS,
+  RATE_LIMIT_CLEANUP,
+  RETENTION,
+} from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 
 /** aggregate_records partitions exist for the current month and this many after it. */
@@ -12,6 +17,8 @@ export interface Housekeeping {
   deleteExpiredSessions(now: Date): Promise<unknown>
   maintainPartitions(input: { today: Date; monthsAhead: number }): Promise<unknown>
   applyRetention(): Promise<unknown>
+  /** Monthly rollups of the months that closed, or were marked stale, since the last build. */
+  buildMonthlyRollups(): Promise<{ months: number }>
 }
 
 /** Old rate-limit windows are deleted every ten minutes; pg-boss runs a cron once across processes. */
@@ -31,6 +38,11 @@ export function maintenanceJobs(deps: { housekeeping: Housekeeping; now: () => D
     }),
     handle(RETENTION, async () => {
       await housekeeping.applyRetention()
+    }),
+    // The summaries read closed months from these (docs/ingestion.md "A year of history"); until a
+    // month is built they read its weeks and days, so a late or failed run costs time, not figures.
+    handle(MONTHLY_ROLLUPS, { atStart: true }, async () => {
+      await housekeeping.buildMonthlyRollups()
     }),
   ]
 }

@@ -1,5 +1,11 @@
 import { expect, test } from 'bun:test'
-import { periodOf, splitWeeks } from '../../../domain/reports/period.ts'
+import {
+  extendedBack,
+  outsideMonths,
+  periodOf,
+  splitWeeks,
+  wholeMonths,
+} from '../../../domain/reports/period.ts'
 
 const now = new Date('2026-11-25T12:00:00Z') // a Wednesday
 
@@ -80,4 +86,43 @@ test('a period splits into whole ISO weeks and edge days that together cover it 
     for (const edge of split.edges) add(edge.from, edge.to)
     expect(days.size).toBe(41)
   }
+})
+
+test('whole months: only calendar months wholly inside the period', () => {
+  expect(wholeMonths({ from: '2026-01-01', to: '2026-01-31' })).toEqual(['2026-01-01'])
+  expect(wholeMonths({ from: '2026-01-02', to: '2026-03-31' })).toEqual(['2026-02-01', '2026-03-01'])
+  expect(wholeMonths({ from: '2025-11-26', to: '2026-11-26' })).toEqual([
+    '2025-12-01',
+    '2026-01-01',
+    '2026-02-01',
+    '2026-03-01',
+    '2026-04-01',
+    '2026-05-01',
+    '2026-06-01',
+    '2026-07-01',
+    '2026-08-01',
+    '2026-09-01',
+    '2026-10-01',
+  ])
+  expect(wholeMonths({ from: '2024-02-01', to: '2024-02-28' })).toEqual([]) // a leap year's February
+  expect(wholeMonths({ from: '2024-02-01', to: '2024-02-29' })).toEqual(['2024-02-01'])
+  expect(wholeMonths({ from: '2026-10-28', to: '2026-11-25' })).toEqual([])
+})
+
+test('outside months: the rest of the period, around and between the months read monthly', () => {
+  const period = { from: '2026-01-15', to: '2026-05-10' }
+  expect(outsideMonths(period, [])).toEqual([period])
+  expect(outsideMonths(period, ['2026-02-01', '2026-04-01'])).toEqual([
+    { from: '2026-01-15', to: '2026-01-31' },
+    { from: '2026-03-01', to: '2026-03-31' },
+    { from: '2026-05-01', to: '2026-05-10' },
+  ])
+  expect(outsideMonths({ from: '2026-02-01', to: '2026-03-31' }, ['2026-02-01', '2026-03-01'])).toEqual([])
+  expect(outsideMonths({ from: '2026-02-01', to: '2026-03-31' }, ['2026-03-01'])).toEqual([
+    { from: '2026-02-01', to: '2026-02-28' },
+  ])
+  // The reporters' margin: 31 days before the period, then the same cut.
+  expect(outsideMonths(extendedBack({ from: '2026-03-01', to: '2026-03-31' }, 31), ['2026-03-01'])).toEqual([
+    { from: '2026-01-29', to: '2026-02-28' },
+  ])
 })
