@@ -44,6 +44,7 @@ import { healthRoutes } from './routes/health.ts'
 import { ingestRoutes } from './routes/ingest.ts'
 import { ingestReportRoutes } from './routes/ingest-reports.ts'
 import { metricsRoutes } from './routes/metrics.ts'
+import { notificationRoutes } from './routes/notifications.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
 import { providerPublishRoutes } from './routes/provider-publish.ts'
@@ -163,6 +164,14 @@ export function buildApp(runtime: Runtime) {
         auth,
         now,
         random,
+        dns: runtime.dns,
+        allowPrivate: config.webhookAllowPrivate,
+      }),
+    )
+    .use(
+      notificationRoutes({
+        settings: s.notificationSettings,
+        auth,
         dns: runtime.dns,
         allowPrivate: config.webhookAllowPrivate,
       }),

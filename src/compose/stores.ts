@@ -24,6 +24,7 @@ import {
   pgMailSuppressionStore,
   pgUnsubscribeTokenStore,
 } from '../../infrastructure/repositories/pg-notification-mail-store.ts'
+import { pgNotificationSettingsStore } from '../../infrastructure/repositories/pg-notification-settings-store.ts'
 import { pgOAuthIdentityStore } from '../../infrastructure/repositories/pg-oauth-identity-store.ts'
 import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
@@ -94,6 +95,8 @@ export function processStores(runtime: StoreRuntime) {
   return {
     ...stores(runtime.database, runtime.boss),
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
+    /** Notification settings: the chat URLs sealed like webhook secrets. */
+    notificationSettings: pgNotificationSettingsStore(db, { secrets: runtime.secrets }),
     /** Verifies domains and re-queues the reports that waited for them (on this process's queue). */
     verifications: pgDomainVerifications(db, runtime.boss),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),

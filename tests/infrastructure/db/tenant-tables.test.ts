@@ -35,6 +35,8 @@ const TENANT = [
   'mail_suppressions',
   'mail_unsubscribe_tokens',
   'memberships',
+  'notification_deliveries',
+  'notification_settings',
   'organizations',
   'policy_changes',
   'sessions',
