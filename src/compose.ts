@@ -33,6 +33,7 @@ import { processStores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
+import { unsubscribePages } from './dashboard/unsubscribe-pages.ts'
 import { boundedReadiness } from './readiness.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
@@ -233,6 +234,7 @@ export function buildApp(runtime: Runtime) {
     .use(metricsRoutes({ token: config.metricsToken, boss: runtime.boss, dns: runtime.dns }))
     .use(api)
     .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))
+    .use(unsubscribePages({ tokens: s.unsubscribeTokens, now }))
     .use(
       dashboardRoutes({
         config,

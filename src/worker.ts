@@ -6,6 +6,7 @@ import { alertEvaluationDeps } from './compose/alerts.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { ingestJobDeps, intake } from './compose/ingest.ts'
 import { housekeeping } from './compose/maintenance.ts'
+import { notificationMailDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
 import { processStores } from './compose/stores.ts'
@@ -16,6 +17,7 @@ import { dnsProviderJobs } from './jobs/dns-providers.ts'
 import { ingestJobs } from './jobs/ingest.ts'
 import { mailboxJobs } from './jobs/mailboxes.ts'
 import { maintenanceJobs } from './jobs/maintenance.ts'
+import { notificationMailJobs } from './jobs/notification-mail.ts'
 import { policyJobs } from './jobs/policy.ts'
 import { postureJobs } from './jobs/posture.ts'
 import { spfJobs } from './jobs/spf.ts'
@@ -48,6 +50,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ),
     ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
+    ...notificationMailJobs(notificationMailDeps(runtime, boss, s, s.notificationSettings)),
     ...spfJobs({
       reflatten: (input) =>
         reflattenManagedRecords(

@@ -1,6 +1,7 @@
 import type { Severity } from '../shared/finding.ts'
-import { atLeast, renderAlertMail } from './alert-mail.ts'
+import { renderAlertMail } from './alert-mail.ts'
 import type { AccountMembers, AlertMailQueue, NotificationMail } from './mail-ports.ts'
+import { atLeast } from './settings.ts'
 
 // The alert email of an account's burst (docs/notifications.md "Mail"): the alert changes the relay
 // queued since the last mail, those at or above the account's threshold, in one mail per recipient.

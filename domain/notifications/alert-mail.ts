@@ -1,17 +1,11 @@
 import type { StoredAlert } from '../alerts/ports.ts'
 import type { Fix } from '../posture/posture.ts'
-import type { Severity } from '../shared/finding.ts'
 import { escapeHtml, mailFooter, mailPage } from './mail-html.ts'
 import type { PendingAlertMail, RenderedMail } from './mail-ports.ts'
 
 // The alert email (issue #21, docs/notifications.md "Mail"): every alert change of a burst in one
 // mail, each with its evidence, its remedy, the exact record to publish when the check knows it,
 // and a link to the alert on the dashboard.
-
-export const SEVERITY_ORDER: readonly Severity[] = ['info', 'low', 'medium', 'high', 'critical']
-
-export const atLeast = (severity: Severity, threshold: Severity): boolean =>
-  SEVERITY_ORDER.indexOf(severity) >= SEVERITY_ORDER.indexOf(threshold)
 
 const fixOf = (alert: StoredAlert): Fix | null => {
   const fix = alert.details.fix as Fix | undefined

@@ -201,7 +201,7 @@ export async function queueAlertMails(
     if (typeof alertId !== 'string') return []
     if (event.type !== 'alert.created' && event.type !== 'alert.resolved') return []
     const change = event.type === 'alert.created' ? 'created' : 'resolved'
-    return [{ accountId: event.accountId, alertId, change, queuedAt: now }]
+    return [{ account_id: event.accountId, alert_id: alertId, change }]
   })
   if (changes.length === 0) return
   // An alert deleted with its domain since its event has nothing to mail.
