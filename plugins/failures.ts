@@ -98,5 +98,8 @@ export function toHttp(failure: Failure): HttpFailure {
         },
         headers: { 'retry-after': String(failure.retryAfter) },
       }
+    case 'email_not_configured':
+      // 503: the installation cannot send it now (the API has no 409: docs/api.md, "Errors").
+      return { status: 503, body: { error: 'email_not_configured', message: failure.message } }
   }
 }

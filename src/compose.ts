@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
+import { noTestEmail } from '../domain/notifications/test-email.ts'
 import { dnsWriteGate } from '../domain/rate-limits/dns-writes.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
@@ -26,6 +27,7 @@ import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { intake, reportDomains, reportImport } from './compose/ingest.ts'
+import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
 import { spfUseCaseDeps } from './compose/spf.ts'
@@ -118,6 +120,9 @@ export function buildApp(runtime: Runtime) {
     now,
   })
   const spf = spfUseCaseDeps(s, runtime, dnsWrites)
+  // Notifications: chat test messages and last deliveries; the email test until the mail side composes one.
+  const chat = chatDeliveryDeps(runtime, s.notificationSettings, runtime.boss)
+  const testEmail = noTestEmail
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -172,6 +177,8 @@ export function buildApp(runtime: Runtime) {
     .use(
       notificationRoutes({
         settings: s.notificationSettings,
+        chat,
+        testEmail,
         auth,
         dns: runtime.dns,
         allowPrivate: config.webhookAllowPrivate,
@@ -254,6 +261,8 @@ export function buildApp(runtime: Runtime) {
         importReport,
         providers,
         spf,
+        chat,
+        testEmail,
       }),
     )
   routes.load(app.routes)

@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts'
 import { events } from '../db/schema/events.ts'
 import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schema/webhooks.ts'
 import { DELIVER_WEBHOOK, type DeliverJob, insert, send } from '../queue/catalogue.ts'
+import { dispatchChat } from './pg-chat-deliveries.ts'
 import { ALERT_MAIL_INTERVAL_SECONDS, queueAlertMails } from './pg-notification-mail-store.ts'
 
 // The outbox relay and the delivery chain's bookkeeping (issue #6). Every write that starts or
@@ -45,6 +46,8 @@ export function pgWebhookRelay(db: Db, boss: PgBoss, options: { alertMailInterva
         // Alert changes wait for their account's alert email in the same transaction
         // (docs/notifications.md "Mail").
         await queueAlertMails(tx, boss, taken, now, alertMailInterval)
+        // Alert events also go to the account's Slack and Teams channels (docs/notifications.md).
+        await dispatchChat(tx, boss, taken, now)
         const accounts = [...new Set(taken.map((e) => e.accountId))]
         const urls = new Map(
           (

@@ -12,6 +12,9 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import type { DomainStore, OrganizationLookup } from '../../domain/domains/ports.ts'
 import type { EmbedKeyStore } from '../../domain/embed/embed-key.ts'
+import type { ChatDeliveryDeps, ChatDeliveryLog } from '../../domain/notifications/chat-delivery.ts'
+import type { NotificationSettingsStore } from '../../domain/notifications/settings.ts'
+import type { TestEmailSender } from '../../domain/notifications/test-email.ts'
 import type { OrganizationStore } from '../../domain/organizations/organization.ts'
 import type { CheckDeps } from '../../domain/posture/check-domain.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
@@ -49,6 +52,7 @@ export interface DashboardStores {
   invitations: InvitationStore
   oauthIdentities: OAuthIdentityStore & PasswordRemover
   webhooks: WebhookStore
+  notificationSettings: NotificationSettingsStore
   /** The report figures (sources, overrides, daily volumes). */
   figures: SourceFigures
   counter: RateLimitCounter
@@ -84,6 +88,12 @@ export interface DashboardDeps {
   providers: ProviderDeps
   /** The SPF management use cases' deps, shared with the API. */
   spf: SpfSourceDeps
+  /** Chat test messages and the channels' last deliveries (the API's POST /notifications/test). */
+  chat: Pick<ChatDeliveryDeps, 'settings' | 'post' | 'dashboardUrl' | 'now' | 'logger'> & {
+    log: ChatDeliveryLog
+  }
+  /** The email branch of the test (the mail side's sender, or one answering email_not_configured). */
+  testEmail: TestEmailSender
 }
 
 export type DashboardServices = ReturnType<typeof dashboardServices>

@@ -1,5 +1,7 @@
 import { t } from 'elysia'
+import type { LastChatDelivery } from '../../domain/notifications/chat-delivery.ts'
 import {
+  type ChatChannel,
   type ChatSettings,
   DIGEST_FREQUENCIES,
   MAX_RECIPIENTS,
@@ -40,6 +42,21 @@ const Digest = t.Object({
   time_zone: TimeZone,
 })
 
+const LastDelivery = t.Nullable(
+  t.Object(
+    {
+      event: enumOf(['alert.created', 'alert.resolved', 'test']),
+      status: enumOf(['pending', 'delivered', 'failed']),
+      attempts: t.Integer({ description: 'Attempts made (at most 5; a test makes one)' }),
+      error: t.Nullable(
+        t.String({ description: 'The last failure: `HTTP 500`, `timeout: …`', examples: ['HTTP 404'] }),
+      ),
+      at: t.String({ format: 'date-time', description: 'When its state last changed' }),
+    },
+    { description: 'The channel’s newest message and how it went; null before the first' },
+  ),
+)
+
 const ChatModel = t.Object({
   webhook_url: t.Nullable(
     t.String({
@@ -48,6 +65,7 @@ const ChatModel = t.Object({
     }),
   ),
   min_severity: Severity('Alerts at or above this severity are posted'),
+  last_delivery: LastDelivery,
 })
 
 const ChatUpdate = (channel: string) =>
@@ -70,7 +88,16 @@ const SettingsModel = t.Object({
   teams: ChatModel,
 })
 
+const TestResult = t.Object({
+  channel: enumOf(['email', 'slack', 'teams']),
+  status: enumOf(['delivered', 'failed', 'queued']),
+  outcome: t.String({ examples: ['HTTP 200', 'HTTP 404', 'timeout: no answer within 10 s'] }),
+  recipients: t.Array(t.String(), { description: 'The addresses of a test email; empty for chat' }),
+})
+
 export const NOTIFICATION_MODELS = {
+  NotificationTest: t.Object({ channel: enumOf(['email', 'slack', 'teams'], 'Where to send the test') }),
+  NotificationTestItem: t.Object({ data: TestResult }),
   NotificationSettings: SettingsModel,
   NotificationSettingsItem: t.Object({ data: SettingsModel }),
   NotificationSettingsUpdate: t.Object({
@@ -105,19 +132,32 @@ export function changesOf(body: UpdateBody): NotificationChanges {
   }
 }
 
-const presentChat = (chat: ChatSettings) => ({
+const presentChat = (chat: ChatSettings, last: LastChatDelivery | undefined) => ({
   webhook_url: maskUrl(chat.webhookUrl),
   min_severity: chat.minSeverity,
+  last_delivery:
+    last === undefined
+      ? null
+      : {
+          event: last.event,
+          status: last.status,
+          attempts: last.attempts,
+          error: last.error,
+          at: last.at.toISOString(),
+        },
 })
 
 /** The settings as the API answers them: chat URLs masked, never in full. */
-export const presentSettings = (settings: NotificationSettings) => ({
+export const presentSettings = (
+  settings: NotificationSettings,
+  last: Partial<Record<ChatChannel, LastChatDelivery>>,
+) => ({
   alert_email: { min_severity: settings.alertEmail.minSeverity, recipients: settings.alertEmail.recipients },
   digest: {
     frequency: settings.digest.frequency,
     recipients: settings.digest.recipients,
     time_zone: settings.digest.timeZone,
   },
-  slack: presentChat(settings.slack),
-  teams: presentChat(settings.teams),
+  slack: presentChat(settings.slack, last.slack),
+  teams: presentChat(settings.teams, last.teams),
 })

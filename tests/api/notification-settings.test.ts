@@ -42,8 +42,8 @@ describe('notification settings', () => {
     expect(res.body.data).toEqual({
       alert_email: { min_severity: 'medium', recipients: [] },
       digest: { frequency: 'weekly', recipients: [], time_zone: 'UTC' },
-      slack: { webhook_url: null, min_severity: 'high' },
-      teams: { webhook_url: null, min_severity: 'high' },
+      slack: { webhook_url: null, min_severity: 'high', last_delivery: null },
+      teams: { webhook_url: null, min_severity: 'high', last_delivery: null },
     })
   })
 
@@ -62,8 +62,8 @@ describe('notification settings', () => {
     const expected = {
       alert_email: { min_severity: 'high', recipients: ['ops@example.com', 'b@example.org'] },
       digest: { frequency: 'daily', recipients: [], time_zone: 'Europe/Paris' },
-      slack: { webhook_url: 'https://127.0.0.1:9/…AbCd', min_severity: 'critical' },
-      teams: { webhook_url: 'https://127.0.0.1:9/…WxYz', min_severity: 'low' },
+      slack: { webhook_url: 'https://127.0.0.1:9/…AbCd', min_severity: 'critical', last_delivery: null },
+      teams: { webhook_url: 'https://127.0.0.1:9/…WxYz', min_severity: 'low', last_delivery: null },
     }
     expect(res.body.data).toEqual(expected)
     expect((await api('GET', account)).body.data).toEqual(expected)
@@ -95,11 +95,12 @@ describe('notification settings', () => {
     expect(changed.body.data.slack).toEqual({
       webhook_url: 'https://127.0.0.1:9/…AbCd',
       min_severity: 'info',
+      last_delivery: null,
     })
     expect(changed.body.data.alert_email).toEqual({ min_severity: 'medium', recipients: [] })
     expect(changed.body.data.digest.time_zone).toBe('America/New_York')
     const off = await api('PUT', account, { slack: { webhook_url: null, min_severity: 'info' } })
-    expect(off.body.data.slack).toEqual({ webhook_url: null, min_severity: 'info' })
+    expect(off.body.data.slack).toEqual({ webhook_url: null, min_severity: 'info', last_delivery: null })
   })
 
   test('validation names the field', async () => {
@@ -191,6 +192,7 @@ describe('notification settings', () => {
     expect((await api('GET', one)).body.data.slack).toEqual({
       webhook_url: 'https://127.0.0.1:9/…AbCd',
       min_severity: 'high',
+      last_delivery: null,
     })
   })
 
