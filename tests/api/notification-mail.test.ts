@@ -191,4 +191,19 @@ describe('alert emails', () => {
     await Bun.sleep(1000)
     expect(smtp.refusals.filter((r) => r === bad)).toHaveLength(1)
   }, 120_000)
+
+  test('POST /notifications/test {channel: email} sends a test to the alert recipients now', async () => {
+    const account = await t.account()
+    const to = unique('test')
+    await settings(account, [to])
+    const res = await t.request('POST', '/api/v1/notifications/test', {
+      token: account.token,
+      body: { channel: 'email' },
+    })
+    expect(res.status).toBe(200)
+    expect(res.body.data).toMatchObject({ channel: 'email', status: 'delivered', recipients: [to] })
+    const [mail] = await smtp.waitFor(to, 1, 5_000)
+    expect(mail!.parsed.subject).toBe('[dmarcwatch] Test email')
+    expect(mail!.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click')
+  })
 })
