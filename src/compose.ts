@@ -27,7 +27,7 @@ import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { intake, reportDomains, reportImport } from './compose/ingest.ts'
-import { sendMailDeps } from './compose/notification-mail.ts'
+import { digestPreviewDeps, sendMailDeps } from './compose/notification-mail.ts'
 import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
@@ -48,6 +48,7 @@ import { healthRoutes } from './routes/health.ts'
 import { ingestRoutes } from './routes/ingest.ts'
 import { ingestReportRoutes } from './routes/ingest-reports.ts'
 import { metricsRoutes } from './routes/metrics.ts'
+import { notificationDigestRoutes } from './routes/notification-digest.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
@@ -160,6 +161,7 @@ export function buildApp(runtime: Runtime) {
         auth,
       }),
     )
+    .use(notificationDigestRoutes({ digest: digestPreviewDeps(runtime, s), auth }))
     .use(alertRoutes({ alerts: s.alerts, auth, now }))
     .use(dnsProviderRoutes({ providers, auth, now }))
     .use(

@@ -1,17 +1,31 @@
 import { type AlertMailDeps, mailAlertBurst } from '../../domain/notifications/alert-mail-job.ts'
+import {
+  type DigestMailDeps,
+  type DigestRuns,
+  scheduleDigests,
+  sendDigest,
+} from '../../domain/notifications/digest-job.ts'
 import { type SendMailDeps, sendNotificationMail } from '../../domain/notifications/send-mail.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
-import { MAIL_ALERTS, SEND_NOTIFICATION_MAIL } from '../../infrastructure/queue/catalogue.ts'
+import {
+  MAIL_ALERTS,
+  SCHEDULE_DIGESTS,
+  SEND_DIGEST,
+  SEND_NOTIFICATION_MAIL,
+} from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 
 // Notification mail jobs (issue #21, docs/notifications.md "Mail"). `notifications.mail-alerts`
 // turns an account's queued alert changes into one mail per recipient; `notifications.send-mail`
 // sends one of them. A handler throws only on trouble worth retrying (database, a temporary SMTP
-// failure); a suppressed or bounced address is an outcome, logged.
+// failure); a suppressed or bounced address is an outcome, logged. `notifications.schedule-digests`
+// (hourly) claims the digests whose local 08:00 has passed; `notifications.digest` renders one and
+// queues its mails.
 
 export interface NotificationMailJobDeps {
   send: SendMailDeps
   alerts: AlertMailDeps
+  digests: { runs: DigestRuns; mail: DigestMailDeps }
   logger: Logger
 }
 
@@ -26,6 +40,19 @@ export function notificationMailJobs(deps: NotificationMailJobDeps): JobHandler[
       const { changes, mails } = await mailAlertBurst(deps.alerts, job!.data.accountId)
       if (changes > 0)
         deps.logger.info('alert email queued', { account_id: job!.data.accountId, changes, mails })
+    }),
+    handle(SCHEDULE_DIGESTS, async () => {
+      const { runs, mail } = deps.digests
+      const claimed = await scheduleDigests({ runs, settings: mail.settings, now: mail.now })
+      if (claimed > 0) deps.logger.info('digests enqueued', { digests: claimed })
+    }),
+    handle(SEND_DIGEST, { batchSize: 1 }, async ([job]) => {
+      const mails = await sendDigest(deps.digests.mail, job!.data)
+      deps.logger.info('digest queued', {
+        account_id: job!.data.accountId,
+        local_date: job!.data.localDate,
+        mails,
+      })
     }),
   ]
 }
