@@ -38,12 +38,14 @@ export async function mailAlertBurst(
   deps: AlertMailDeps,
   accountId: string,
 ): Promise<{ changes: number; mails: number }> {
-  return deps.queue.takePending(accountId, deps.now(), async (pending) => {
-    const { alertEmail } = await deps.settings.get(accountId)
+  // Read before the queue's transaction: on the embedded database (one session) a read outside a
+  // transaction waits for it to end.
+  const { alertEmail } = await deps.settings.get(accountId)
+  const to = await recipientsOf(deps.members, accountId, alertEmail.recipients)
+  return deps.queue.takePending(accountId, deps.now(), (pending) => {
     const wanted = pending.filter((p) => atLeast(p.alert.severity, alertEmail.minSeverity))
     if (wanted.length === 0) return []
     const rendered = renderAlertMail(wanted, deps.publicUrl)
-    const to = await recipientsOf(deps.members, accountId, alertEmail.recipients)
     return to.map(
       (recipient): NotificationMail => ({ ...rendered, accountId, kind: 'alerts', to: recipient }),
     )

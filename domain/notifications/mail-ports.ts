@@ -63,12 +63,13 @@ export interface AlertMailQueue {
   /**
    * In one transaction: the account's alert changes not yet mailed (oldest first, locked), the mails
    * `compose` makes of them enqueued (one send job each), and every change taken marked mailed. A
-   * failure rolls all of it back, so a change is mailed once and never lost.
+   * failure rolls all of it back, so a change is mailed once and never lost. `compose` is pure: the
+   * transaction is open while it runs.
    */
   takePending(
     accountId: string,
     now: Date,
-    compose: (pending: PendingAlertMail[]) => Promise<NotificationMail[]>,
+    compose: (pending: PendingAlertMail[]) => NotificationMail[],
   ): Promise<{ changes: number; mails: number }>
 }
 

@@ -140,7 +140,7 @@ export function pgAlertMailQueue(db: Db, boss: PgBoss): AlertMailQueue {
           change: change === 'resolved' ? 'resolved' : 'created',
           alert: alert as unknown as StoredAlert,
         }))
-        const mails = await compose(pending)
+        const mails = compose(pending)
         await enqueueMails(boss, tx, mails)
         await tx
           .update(alertMailQueue)
