@@ -226,3 +226,19 @@ export async function queueAlertMails(
       },
     )
 }
+
+/** How long an unsubscribe link keeps working: a year of a mail kept in an inbox. */
+export const UNSUBSCRIBE_TOKEN_DAYS = 365
+
+/**
+ * The nightly retention's part (src/compose/maintenance.ts): unsubscribe tokens past their year,
+ * alert changes mailed a month ago, digest runs two months old (a period is never claimed again
+ * after its day). Suppressions stay: they are the addresses' own wish, or a bounce.
+ */
+export async function pruneNotificationMail(db: Db): Promise<void> {
+  await db.execute(
+    sql`delete from mail_unsubscribe_tokens where created_at < now() - make_interval(days => ${UNSUBSCRIBE_TOKEN_DAYS})`,
+  )
+  await db.execute(sql`delete from alert_mail_queue where mailed_at < now() - interval '30 days'`)
+  await db.execute(sql`delete from digest_runs where local_date < current_date - 60`)
+}

@@ -206,4 +206,20 @@ describe('alert emails', () => {
     expect(mail!.parsed.subject).toBe('[dmarcwatch] Test email')
     expect(mail!.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click')
   })
+
+  test('/unsubscribe: an unknown or malformed token is 404; a POST without the one-click body is 400', async () => {
+    const post = (path: string, body: string) =>
+      t.app.handle(
+        new Request(`http://dmarcwatch.test${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        }),
+      )
+    const unknown = `/unsubscribe/${'A'.repeat(43)}`
+    expect((await t.request('GET', unknown)).status).toBe(404)
+    expect((await t.request('GET', '/unsubscribe/short')).status).toBe(404)
+    expect((await post(unknown, 'List-Unsubscribe=One-Click')).status).toBe(404)
+    expect((await post(unknown, 'confirm=yes')).status).toBe(400)
+  })
 })
