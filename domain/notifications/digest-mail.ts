@@ -5,7 +5,8 @@ import type { RenderedMail } from './mail-ports.ts'
 // The digest mail (docs/notifications.md "Mail"): the period's messages and DMARC pass rate with
 // its change, the daily chart (an inline PNG; `chartSrc` is `cid:…` in the mail, a data: URL in the
 // preview), the failing and new sources, open alerts, each domain's policy and progression, and
-// the domains without reports. HTML and the same in plain text.
+// the domains without reports. HTML and the same in plain text. The day-by-day figures are also a
+// table under the chart, for mail clients that block images.
 
 const number = (n: number) => n.toLocaleString('en-US')
 const percent = (rate: number | null) => (rate === null ? 'no mail' : `${rate.toFixed(1)}%`)
@@ -100,6 +101,10 @@ ${
     : `<p style="margin:0 0 4px"><img src="${h(input.chartSrc)}" width="560" height="160" alt="Daily messages: DMARC pass in green, fail in red" style="display:block;max-width:100%;height:auto;border:0"></p>
 <p style="margin:0 0 16px;font-size:12px;color:#656d76">Daily messages: <span style="color:#1a7f37">■ pass</span> <span style="color:#cf222e">■ fail</span></p>`
 }
+${table(
+  ['Day', 'Pass', 'Fail'],
+  d.daily.map((x) => [h(x.day), number(x.pass), number(x.fail)]),
+)}
 <h2 style="font-size:16px">Failing sources</h2>
 ${
   d.failingSources.length === 0
