@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
-import { noTestEmail } from '../domain/notifications/test-email.ts'
+import { emailTestSender } from '../domain/notifications/email-test.ts'
 import { dnsWriteGate } from '../domain/rate-limits/dns-writes.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
@@ -27,6 +27,7 @@ import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { intake, reportDomains, reportImport } from './compose/ingest.ts'
+import { digestPreviewDeps, sendMailDeps } from './compose/notification-mail.ts'
 import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
@@ -35,6 +36,7 @@ import { processStores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
 import { messagePage } from './dashboard/layout.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
+import { unsubscribePages } from './dashboard/unsubscribe-pages.ts'
 import { boundedReadiness } from './readiness.ts'
 import { alertRoutes } from './routes/alerts.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
@@ -46,6 +48,7 @@ import { healthRoutes } from './routes/health.ts'
 import { ingestRoutes } from './routes/ingest.ts'
 import { ingestReportRoutes } from './routes/ingest-reports.ts'
 import { metricsRoutes } from './routes/metrics.ts'
+import { notificationDigestRoutes } from './routes/notification-digest.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
@@ -120,9 +123,14 @@ export function buildApp(runtime: Runtime) {
     now,
   })
   const spf = spfUseCaseDeps(s, runtime, dnsWrites)
-  // Notifications: chat test messages and last deliveries; the email test until the mail side composes one.
+  // Notifications: chat test messages and last deliveries; the test email, sent now (docs/notifications.md).
   const chat = chatDeliveryDeps(runtime, s.notificationSettings, runtime.boss)
-  const testEmail = noTestEmail
+  const testEmail = emailTestSender({
+    send: sendMailDeps(runtime, s),
+    settings: s.notificationSettings,
+    members: s.accountMembers,
+    smtpConfigured: config.mail.smtpUrl !== null,
+  })
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -154,6 +162,7 @@ export function buildApp(runtime: Runtime) {
         auth,
       }),
     )
+    .use(notificationDigestRoutes({ digest: digestPreviewDeps(runtime, s), auth }))
     .use(alertRoutes({ alerts: s.alerts, auth, now }))
     .use(dnsProviderRoutes({ providers, auth, now }))
     .use(
@@ -242,6 +251,7 @@ export function buildApp(runtime: Runtime) {
     .use(metricsRoutes({ token: config.metricsToken, boss: runtime.boss, dns: runtime.dns }))
     .use(api)
     .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))
+    .use(unsubscribePages({ tokens: s.unsubscribeTokens, now }))
     .use(
       dashboardRoutes({
         config,

@@ -69,8 +69,12 @@ export interface Config {
     /** Hours between re-planning flattened records (provider ranges change). */
     reflattenHours: number
   }
-  /** Outgoing mail (password reset links). No SMTP URL: mails are written to the log instead. */
-  mail: { smtpUrl: string | null; from: string }
+  /**
+   * Outgoing mail (password reset links, alert emails, digests). No SMTP URL: mails are written to
+   * the log instead. `alertIntervalSeconds`: at most one alert email per account per interval
+   * (ALERT_MAIL_INTERVAL_SECONDS, default 300; docs/notifications.md "Mail").
+   */
+  mail: { smtpUrl: string | null; from: string; alertIntervalSeconds: number }
   /**
    * OAuth / OpenID Connect login (OAUTH_GOOGLE_*, OAUTH_MICROSOFT_*, OAUTH_LINKEDIN_*, OAUTH_OIDC_*;
    * docs/oauth.md): the providers whose client id and secret are set, in login-page order.
@@ -189,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     mail: {
       smtpUrl: get('MAIL_SMTP_URL') ?? null,
       from: get('MAIL_FROM') ?? `dmarcwatch <noreply@${ingestDomain}>`,
+      alertIntervalSeconds: int('ALERT_MAIL_INTERVAL_SECONDS', 300, 1, 86_400),
     },
     oauth: { providers: parseOAuthSettings(get, problems) },
   }

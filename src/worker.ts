@@ -5,6 +5,7 @@ import { alertEvaluationDeps } from './compose/alerts.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { ingestJobDeps, intake } from './compose/ingest.ts'
 import { housekeeping } from './compose/maintenance.ts'
+import { notificationMailDeps } from './compose/notification-mail.ts'
 import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
@@ -17,6 +18,7 @@ import { dnsProviderJobs } from './jobs/dns-providers.ts'
 import { ingestJobs } from './jobs/ingest.ts'
 import { mailboxJobs } from './jobs/mailboxes.ts'
 import { maintenanceJobs } from './jobs/maintenance.ts'
+import { notificationMailJobs } from './jobs/notification-mail.ts'
 import { notificationJobs } from './jobs/notifications.ts'
 import { policyJobs } from './jobs/policy.ts'
 import { postureJobs } from './jobs/posture.ts'
@@ -50,6 +52,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ),
     ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
+    ...notificationMailJobs(notificationMailDeps(runtime, boss, s, s.notificationSettings)),
     // Slack and Teams messages of alert events (docs/notifications.md).
     ...notificationJobs(chatDeliveryDeps(runtime, s.notificationSettings, boss)),
     ...spfJobs({

@@ -1,4 +1,5 @@
 import nodemailer from 'nodemailer'
+import type { MailTransport, OutgoingMessage, SendOutcome } from '../../domain/notifications/send-mail.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 
 // Outgoing mail (password reset links, later alerts) through the operator's SMTP server,
@@ -10,6 +11,80 @@ export interface OutgoingMail {
   to: string
   subject: string
   text: string
+}
+
+/**
+ * Notification mail (docs/notifications.md "Mail"): HTML with its plain-text alternative, inline
+ * images, extra headers and our own Message-ID. The SMTP server's refusal of the recipient (5xx to
+ * RCPT TO, RFC 5321 §4.2.1) is a `rejected` outcome; anything temporary (4xx, no connection, a
+ * timeout) is thrown, so the job retries it.
+ */
+export function createMailTransport(input: {
+  smtpUrl: string | null
+  from: string
+  logger: Logger
+}): MailTransport {
+  const { smtpUrl, from, logger } = input
+  if (smtpUrl === null) {
+    return {
+      async send(mail) {
+        logger.info('mail not sent: MAIL_SMTP_URL is unset', {
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          headers: mail.headers,
+        })
+        return { status: 'sent' }
+      },
+    }
+  }
+  return {
+    async send(mail: OutgoingMessage): Promise<SendOutcome> {
+      // A connection per mail, as for the account mails above: notifications come in small
+      // numbers (a burst is one mail per recipient), and nothing stays open between jobs.
+      const transport = nodemailer.createTransport({
+        url: smtpUrl,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 30_000,
+      } as Parameters<typeof nodemailer.createTransport>[0])
+      try {
+        const info = await transport.sendMail({
+          from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          ...(mail.html === undefined ? {} : { html: mail.html }),
+          ...(mail.messageId === undefined ? {} : { messageId: mail.messageId }),
+          headers: mail.headers ?? {},
+          attachments: (mail.images ?? []).map((image) => ({
+            cid: image.cid,
+            filename: image.filename,
+            contentType: image.contentType,
+            content: Buffer.from(image.base64, 'base64'),
+            contentDisposition: 'inline' as const,
+          })),
+        })
+        logger.info('mail sent', { to: mail.to, subject: mail.subject, message_id: info.messageId })
+        return { status: 'sent' }
+      } catch (error) {
+        const refusal = recipientRefusal(error)
+        if (refusal === null) throw error
+        logger.warn('mail refused by the SMTP server', { to: mail.to, response: refusal })
+        return { status: 'rejected', response: refusal }
+      } finally {
+        transport.close()
+      }
+    },
+  }
+}
+
+/** The server's reply when it refused the recipient permanently (5xx at RCPT TO), else null. */
+function recipientRefusal(error: unknown): string | null {
+  const e = error as { command?: string; responseCode?: number; response?: string; code?: string }
+  const atRcpt = e.command === 'RCPT TO' || e.code === 'EENVELOPE'
+  if (!atRcpt || typeof e.responseCode !== 'number') return null
+  return e.responseCode >= 500 && e.responseCode < 600 ? (e.response ?? String(e.responseCode)) : null
 }
 
 export interface MailSender {

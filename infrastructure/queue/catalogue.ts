@@ -197,6 +197,52 @@ export const IMPORT_DOMAINS = queue<ImportJob>('dns-providers.import-domains', {
   expireInSeconds: 1800,
 })
 
+// Notification mail (src/jobs/notification-mail.ts, docs/notifications.md "Mail"). One job per
+// mail and recipient: a temporary SMTP failure (4xx, no connection) retries with backoff for about
+// a day (60 s doubling, at most an hour apart); a 5xx to RCPT TO is a bounce, recorded, not retried.
+// The alert-mail job of an account is debounced by the relay (pg-webhook-relay.ts) to one per
+// 5-minute slot, so a burst of alerts becomes one mail. The digest scheduler runs hourly and
+// enqueues each account's digest once its local 08:00 has passed (digest_runs keeps it to one).
+export interface NotificationMailJob {
+  accountId: string
+  kind: 'alerts' | 'digest'
+  to: string
+  subject: string
+  html: string
+  text: string
+  images?: { cid: string; filename: string; contentType: string; base64: string }[]
+}
+export const SEND_NOTIFICATION_MAIL = queue<NotificationMailJob>('notifications.send-mail', {
+  retryLimit: 12,
+  retryDelay: 60,
+  retryBackoff: true,
+  retryDelayMax: 3600,
+  expireInSeconds: 120,
+})
+export const MAIL_ALERTS = queue<{ accountId: string }>('notifications.mail-alerts', {
+  retryLimit: 5,
+  retryDelay: 30,
+  retryBackoff: true,
+  expireInSeconds: 300,
+})
+export const SCHEDULE_DIGESTS = queue(
+  'notifications.schedule-digests',
+  { retryLimit: 1, expireInSeconds: 600 },
+  '3 * * * *',
+)
+export interface DigestJob {
+  accountId: string
+  frequency: 'daily' | 'weekly'
+  /** The account's local date of the digest (its 08:00), YYYY-MM-DD. */
+  localDate: string
+}
+export const SEND_DIGEST = queue<DigestJob>('notifications.digest', {
+  retryLimit: 5,
+  retryDelay: 60,
+  retryBackoff: true,
+  expireInSeconds: 600,
+})
+
 /** Every queue, created by every process that has a pg-boss (the API enqueues too). */
 export const QUEUES: readonly QueueSpec<object>[] = [
   RATE_LIMIT_CLEANUP,
@@ -221,6 +267,10 @@ export const QUEUES: readonly QueueSpec<object>[] = [
   SCHEDULE_PROGRESSION,
   PROGRESS_DOMAIN,
   IMPORT_DOMAINS,
+  SEND_NOTIFICATION_MAIL,
+  MAIL_ALERTS,
+  SCHEDULE_DIGESTS,
+  SEND_DIGEST,
 ]
 
 /** One job onto a queue, its payload checked against the queue's type. */

@@ -6,6 +6,7 @@ import { events } from '../db/schema/events.ts'
 import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schema/webhooks.ts'
 import { DELIVER_WEBHOOK, type DeliverJob, insert, send } from '../queue/catalogue.ts'
 import { dispatchChat } from './pg-chat-deliveries.ts'
+import { ALERT_MAIL_INTERVAL_SECONDS, queueAlertMails } from './pg-notification-mail-store.ts'
 
 // The outbox relay and the delivery chain's bookkeeping (issue #6). Every write that starts or
 // continues a chain enqueues its pg-boss job in the same transaction, so a delivery is never pending
@@ -23,7 +24,8 @@ const awaiting = (deliveryId: string, attempt: number) =>
     eq(webhookDeliveries.attempts, attempt - 1),
   )
 
-export function pgWebhookRelay(db: Db, boss: PgBoss) {
+export function pgWebhookRelay(db: Db, boss: PgBoss, options: { alertMailIntervalSeconds?: number } = {}) {
+  const alertMailInterval = options.alertMailIntervalSeconds ?? ALERT_MAIL_INTERVAL_SECONDS
   return {
     /**
      * One relay step: up to `limit` undispatched events, oldest first, locked with SKIP LOCKED so
@@ -41,6 +43,9 @@ export function pgWebhookRelay(db: Db, boss: PgBoss) {
           .limit(limit)
           .for('update', { skipLocked: true })
         if (taken.length === 0) return { events: 0, deliveries: 0 }
+        // Alert changes wait for their account's alert email in the same transaction
+        // (docs/notifications.md "Mail").
+        await queueAlertMails(tx, boss, taken, now, alertMailInterval)
         // Alert events also go to the account's Slack and Teams channels (docs/notifications.md).
         await dispatchChat(tx, boss, taken, now)
         const accounts = [...new Set(taken.map((e) => e.accountId))]

@@ -1,5 +1,6 @@
 import type { Db } from '../../infrastructure/db/database.ts'
 import { buildMonthlyRollups } from '../../infrastructure/repositories/pg-monthly-rollups.ts'
+import { pruneNotificationMail } from '../../infrastructure/repositories/pg-notification-mail-store.ts'
 import { maintainPartitions } from '../../infrastructure/repositories/pg-partitions.ts'
 import { deleteExpiredCounters } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { applyRetention } from '../../infrastructure/repositories/pg-retention.ts'
@@ -12,7 +13,11 @@ export function housekeeping(db: Db): Housekeeping {
     deleteExpiredCounters: (nowSeconds) => deleteExpiredCounters(db, nowSeconds),
     deleteExpiredSessions: (now) => deleteExpiredSessions(db, now),
     maintainPartitions: (input) => maintainPartitions(db, input),
-    applyRetention: () => applyRetention(db),
+    applyRetention: async () => {
+      const applied = await applyRetention(db)
+      await pruneNotificationMail(db)
+      return applied
+    },
     buildMonthlyRollups: () => buildMonthlyRollups(db),
   }
 }

@@ -21,6 +21,11 @@ import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
 import { pgInvitationStore, pgMemberStore } from '../../infrastructure/repositories/pg-member-store.ts'
+import {
+  pgAccountMembers,
+  pgMailSuppressionStore,
+  pgUnsubscribeTokenStore,
+} from '../../infrastructure/repositories/pg-notification-mail-store.ts'
 import { pgNotificationSettingsStore } from '../../infrastructure/repositories/pg-notification-settings-store.ts'
 import { pgOAuthIdentityStore } from '../../infrastructure/repositories/pg-oauth-identity-store.ts'
 import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
@@ -70,6 +75,9 @@ export function stores(database: Database, boss: PgBoss | null = null) {
     members: pgMemberStore(db),
     invitations: pgInvitationStore(db),
     oauthIdentities: pgOAuthIdentityStore(db),
+    mailSuppressions: pgMailSuppressionStore(db),
+    unsubscribeTokens: pgUnsubscribeTokenStore(db),
+    accountMembers: pgAccountMembers(db),
   }
 }
 

@@ -19,14 +19,16 @@ export function webhookJobDeps(
     now: () => Date
     secrets: SecretBox
     dns: DnsResolver
-    config: Pick<Config, 'webhookAllowPrivate' | 'rateLimits'>
+    config: Pick<Config, 'webhookAllowPrivate' | 'rateLimits' | 'mail'>
   },
   boss: PgBoss,
 ): WebhookJobDeps {
   const { now } = runtime
   const sender = { dns: runtime.dns, allowPrivate: runtime.config.webhookAllowPrivate, now }
   return {
-    relay: pgWebhookRelay(runtime.database.db, boss),
+    relay: pgWebhookRelay(runtime.database.db, boss, {
+      alertMailIntervalSeconds: runtime.config.mail.alertIntervalSeconds,
+    }),
     counter: pgRateLimitCounter(runtime.database.db),
     send: (input) => sendWebhook(sender, input),
     openSecret: (sealed, accountId) => runtime.secrets.open(sealed, secretContext(accountId)),

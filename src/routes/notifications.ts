@@ -100,7 +100,7 @@ export function notificationRoutes(deps: NotificationRouteDeps) {
         detail: {
           summary: 'Send a test notification',
           description:
-            'Slack or Teams: one message posted now (no retries), answered with its outcome (`delivered` or `failed` with `HTTP 404`, `timeout: …`) and shown as the channel’s last delivery; 400 on `slack.webhook_url` / `teams.webhook_url` when none is saved. Email: a test to the alert recipients; 503 `email_not_configured` while the installation sends no notification mail.',
+            'Slack or Teams: one message posted now (no retries), answered with its outcome (`delivered` or `failed` with `HTTP 404`, `timeout: …`) and shown as the channel’s last delivery; 400 on `slack.webhook_url` / `teams.webhook_url` when none is saved. Email: a test mail sent now to the alert recipients, answered with what the SMTP server said per address; 503 `email_not_configured` when `MAIL_SMTP_URL` is unset (mails are only logged).',
         },
       },
     )

@@ -396,6 +396,20 @@ const cases: Case[] = [
     stranger: { status: 200, check: (body) => expect(body.data.slack.webhook_url).toBeNull() },
   },
   {
+    method: 'GET',
+    route: '/api/v1/notifications/digest/preview',
+    path: () => '/api/v1/notifications/digest/preview',
+    // The stranger's own digest: none of the owner's domains or alerts.
+    stranger: {
+      status: 200,
+      check: (body) => {
+        expect(body).toContain('Weekly digest')
+        expect(body).not.toContain('owned.example')
+        expect(body).toContain('Open alerts (0)')
+      },
+    },
+  },
+  {
     method: 'POST',
     route: '/api/v1/notifications/test',
     path: () => '/api/v1/notifications/test',
