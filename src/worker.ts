@@ -8,7 +8,7 @@ import { housekeeping } from './compose/maintenance.ts'
 import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
-import { reflattenStep } from './compose/spf.ts'
+import { reflattenStep, spfRetryStep } from './compose/spf.ts'
 import { processStores } from './compose/stores.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
 import type { Runtime } from './compose.ts'
@@ -56,6 +56,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       reflatten: reflattenStep(s, runtime),
       logger: runtime.logger,
       reflattenHours: config.spf.reflattenHours,
+      retryWrite: spfRetryStep(s, runtime, providers),
     }),
     ...dnsProviderJobs(boss, {
       providers,

@@ -88,6 +88,8 @@ function world(initial: string[], options: { refuseWrites?: boolean } = {}) {
     decidedAt: null,
     decidedBy: null,
     writeId: null,
+    attempts: 0,
+    lastError: null,
   }
   const proposals: SpfProposalStore = {
     propose: async () => proposal,
@@ -102,6 +104,12 @@ function world(initial: string[], options: { refuseWrites?: boolean } = {}) {
         writeId: decision.writeId ?? null,
       })
       return proposal
+    },
+    pending: async (_a, _d, status) => (proposal.status === status ? proposal : null),
+    canRetry: () => true,
+    retryLater: async () => proposal,
+    retried: async () => {
+      proposal.attempts += 1
     },
   }
   const domain: SpfDomain = { id: 7, name: 'example.com', verified: true, automationLevel: 'assisted' }
