@@ -52,7 +52,15 @@ export type NewSpfProposal = Pick<
   'fromRecord' | 'toRecord' | 'before' | 'after' | 'reason' | 'actor'
 > & {
   at: Date
+  /**
+   * The waiting proposal this one was built on (null: none was waiting). When given and another
+   * is waiting by the time it is stored, `propose` throws WaitingChanged instead of replacing it.
+   */
+  replaces?: number | null
 }
+
+/** The waiting proposal changed while a change was being built on it: build it again. */
+export class WaitingChanged extends Error {}
 
 export interface SpfDecision {
   status: Exclude<SpfProposalStatus, 'proposed' | 'retrying'>

@@ -11,8 +11,9 @@ import type { Plan } from '../dns-providers/writes.ts'
 import { DEFAULT_TTL } from '../dns-providers/writes.ts'
 import type { Result } from '../shared/result.ts'
 import { isSpfRecord } from '../spf/record.ts'
-import type { SpfStore } from './ports.ts'
-import type { SpfProposal } from './proposals.ts'
+import { SAVE_ATTEMPTS } from './managed-change.ts'
+import type { SpfDomain, SpfStore } from './ports.ts'
+import { type SpfProposal, WaitingChanged } from './proposals.ts'
 import { type ProviderAutomation, type ProviderSync, syncSpfThroughProvider } from './provider-sync.ts'
 import type { PublishedSpf } from './published-record.ts'
 import type { UserRecord } from './user-record.ts'
@@ -42,17 +43,37 @@ export async function publishAfterChange(
   deps: { store: Pick<SpfStore, 'domain'>; now: () => Date } & ProviderAutomation,
   input: ChangeToPublish,
 ): Promise<ProviderSync | null> {
-  const { providers, proposals } = deps
-  if (providers === undefined || !input.publish.changed) return null
+  if (deps.providers === undefined || !input.publish.changed) return null
   const found = await deps.store.domain(input.accountId, input.domain)
   if (found === null || !found.verified || found.automationLevel === 'manual') return null
+  // Another change building on the same waiting proposal at once: built again on the newer one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await publishOnce(deps, input, found)
+    } catch (error) {
+      if (!(error instanceof WaitingChanged) || attempt >= SAVE_ATTEMPTS) throw error
+    }
+  }
+}
+
+async function publishOnce(
+  deps: { now: () => Date } & ProviderAutomation,
+  input: ChangeToPublish,
+  found: SpfDomain,
+): Promise<ProviderSync | null> {
+  const { providers, proposals } = deps
+  if (providers === undefined) return null
   const automatic = found.automationLevel === 'automatic'
   let record = input.publish.record
   let reason = input.reason
   let waiting: SpfProposal | null = null
+  // The waiting proposal this one replaces; undefined: replace whatever waits (a stale one).
+  let replaces: number | null | undefined
   if (proposals !== undefined && input.rebase !== undefined) {
     const held = await proposals.pending(input.accountId, found.id, automatic ? 'retrying' : 'proposed')
+    replaces = held === null ? null : undefined
     if (held !== null && held.fromRecord === input.published.record) {
+      replaces = held.id
       const combined = await input.rebase(held.toRecord)
       if (!combined.ok) {
         const why = 'message' in combined.failure ? combined.failure.message : combined.failure.code
@@ -83,6 +104,7 @@ export async function publishAfterChange(
       reason,
       actor: input.actor,
       at,
+      ...(replaces === undefined ? {} : { replaces }),
     })
     return stored.id
   }

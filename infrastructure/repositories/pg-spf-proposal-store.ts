@@ -1,7 +1,11 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { RecordSet } from '../../domain/dns-providers/ports.ts'
-import type { SpfProposal, SpfProposalStore } from '../../domain/spf-management/proposals.ts'
+import {
+  type SpfProposal,
+  type SpfProposalStore,
+  WaitingChanged,
+} from '../../domain/spf-management/proposals.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { spfProposals } from '../db/schema/spf.ts'
@@ -113,10 +117,13 @@ export function pgSpfProposalStore(db: Db, boss: PgBoss | null = null): SpfPropo
       try {
         return await db.transaction(async (transaction) => {
           const tx = transaction as unknown as Db
-          await tx
+          const gone = await tx
             .update(spfProposals)
             .set({ status: 'withdrawn', decidedAt: proposal.at, decidedBy: proposal.actor })
             .where(waiting(accountId, domainId))
+            .returning({ id: spfProposals.id })
+          if (proposal.replaces !== undefined && (gone[0]?.id ?? null) !== proposal.replaces)
+            throw new WaitingChanged(`the waiting SPF proposal of domain ${domainId} changed meanwhile`)
           const [row] = await tx
             .insert(spfProposals)
             .values({
@@ -135,8 +142,11 @@ export function pgSpfProposalStore(db: Db, boss: PgBoss | null = null): SpfPropo
           return toProposal(row!)
         })
       } catch (error) {
-        // Two changes proposing at once: the other one waits; it is the newer record either way.
         if (!isUniqueViolation(error, 'spf_proposals_one_waiting_key')) throw error
+        // Two changes proposing at once. One built on the waiting proposal is built again on the
+        // other (it would be lost otherwise); else the other waits, the newer record either way.
+        if (proposal.replaces !== undefined)
+          throw new WaitingChanged(`the waiting SPF proposal of domain ${domainId} changed meanwhile`)
         const other = await current(accountId, domainId)
         if (other === null) throw error
         return other

@@ -24,6 +24,8 @@ const OLD_SPF = 'v=spf1 ip4:192.0.2.10 -all'
 const SITE = 'site-verification=abc123'
 const PARTNER: SourceDay = { ip: '198.51.100.7', messages: 100, pass: 0 }
 const OTHER: SourceDay = { ip: '203.0.113.9', messages: 100, pass: 0 }
+const THIRD: SourceDay = { ip: '203.0.113.30', messages: 100, pass: 0 }
+const FOURTH: SourceDay = { ip: '203.0.113.40', messages: 100, pass: 0 }
 const WITH_PARTNER = 'v=spf1 ip4:192.0.2.10 ip4:198.51.100.7 -all'
 const WITH_BOTH = 'v=spf1 ip4:192.0.2.10 ip4:198.51.100.7 ip4:203.0.113.9 -all'
 
@@ -66,7 +68,14 @@ async function connectAndImport(account: TestAccount, baseUrl: string, zone: str
       ),
     )[0]!.id,
   )
-  await seedReportDays(t.db.database.db, t.clock.now, account.accountId, id, [3, 1], [PARTNER, OTHER])
+  await seedReportDays(
+    t.db.database.db,
+    t.clock.now,
+    account.accountId,
+    id,
+    [3, 1],
+    [PARTNER, OTHER, THIRD, FOURTH],
+  )
   return id
 }
 
@@ -242,5 +251,17 @@ describe('SPF writes retried, and changes built on a waiting one, through a conn
     expect(approved.status).toBe(200)
     expect(approved.body.data.write).toMatchObject({ status: 'verified' })
     expect(await apexTxt('combine.test')).toEqual([WITH_BOTH, SITE].sort())
+
+    // Two changes at once: neither is lost, one proposal holds both.
+    t.clock.now = new Date(t.clock.now.getTime() + 2_000) // past the old answer's 1 s TTL
+    const both = await Promise.all(
+      [THIRD, FOURTH].map((s) => call(other, 'POST', `/domains/combine.test/sources/${s.ip}/add-to-spf`, {})),
+    )
+    expect(both.map((r) => r.status)).toEqual([200, 200])
+    const [waiting, ...rest] = (await proposals(other, 'combine.test')).filter((p) => p.status === 'proposed')
+    expect(rest).toEqual([])
+    expect(waiting.from_record).toBe(WITH_BOTH)
+    expect(waiting.to_record).toContain(THIRD.ip)
+    expect(waiting.to_record).toContain(FOURTH.ip)
   }, 60_000)
 })
