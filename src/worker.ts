@@ -9,7 +9,7 @@ import { notificationMailDeps } from './compose/notification-mail.ts'
 import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
-import { reflattenStep } from './compose/spf.ts'
+import { reflattenStep, spfRetryStep } from './compose/spf.ts'
 import { processStores } from './compose/stores.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
 import type { Runtime } from './compose.ts'
@@ -59,6 +59,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
       reflatten: reflattenStep(s, runtime),
       logger: runtime.logger,
       reflattenHours: config.spf.reflattenHours,
+      retryWrite: spfRetryStep(s, runtime, providers),
     }),
     ...dnsProviderJobs(boss, {
       providers,

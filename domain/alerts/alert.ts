@@ -31,6 +31,7 @@ export const ALERT_TYPES = [
   'ingest_quarantine_growing',
   'dns_write_failing',
   'dns_provider_read_failing',
+  'spf_provider_write_failing',
 ] as const
 
 export type AlertType = (typeof ALERT_TYPES)[number]

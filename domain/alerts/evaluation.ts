@@ -24,6 +24,8 @@ import {
   noReportsScope,
   QUARANTINE_SCOPE,
   quarantineAlerts,
+  SPF_WRITE_SCOPE,
+  spfWriteAlerts,
   WEBHOOK_SCOPE,
   webhookAlerts,
 } from './rules/operations.ts'
@@ -234,11 +236,12 @@ async function domainOperations(
 export async function evaluateAccount(deps: EvaluationDeps, accountId: string): Promise<AppliedPlan> {
   const { facts, operations } = deps
   const now = deps.now()
-  const [webhook, quarantine, failingWrites, failingReads] = await Promise.all([
+  const [webhook, quarantine, failingWrites, failingReads, spfWrites] = await Promise.all([
     operations.webhookFacts(accountId),
     operations.quarantine(accountId, now),
     operations.failingWrites(accountId),
     operations.failingReads(accountId),
+    operations.pendingSpfWrites(accountId, now),
   ])
   const total = tally()
   add(
@@ -251,8 +254,12 @@ export async function evaluateAccount(deps: EvaluationDeps, accountId: string): 
         ...quarantineAlerts(quarantine),
         ...dnsWriteAlerts(failingWrites),
         ...dnsReadAlerts(failingReads),
+        ...spfWriteAlerts(spfWrites),
       ],
-      { ...mergeScopes(WEBHOOK_SCOPE, QUARANTINE_SCOPE, DNS_WRITE_SCOPE, DNS_READ_SCOPE), domain: null },
+      {
+        ...mergeScopes(WEBHOOK_SCOPE, QUARANTINE_SCOPE, DNS_WRITE_SCOPE, DNS_READ_SCOPE, SPF_WRITE_SCOPE),
+        domain: null,
+      },
       now,
     ),
   )

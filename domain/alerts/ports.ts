@@ -7,7 +7,13 @@ import type { Posture, PostureFindings } from '../posture/posture.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { AlertSeverity, AlertType } from './alert.ts'
 import type { OpenAlert, ReconcilePlan, ResolveReason } from './lifecycle.ts'
-import type { FailingRead, FailingWrite, QuarantineFacts, WebhookFacts } from './rules/operations.ts'
+import type {
+  FailingRead,
+  FailingWrite,
+  PendingSpfWrite,
+  QuarantineFacts,
+  WebhookFacts,
+} from './rules/operations.ts'
 
 /** An alert as the API shows it: the open alert's fields, and where it stands. */
 export interface StoredAlert extends Omit<OpenAlert, 'details'> {
@@ -116,6 +122,8 @@ export interface OperationsFacts {
   failingWrites(accountId: string): Promise<FailingWrite[]>
   /** Provider connections whose last read failed (docs/alerts.md, `dns_provider_read_failing`). */
   failingReads(accountId: string): Promise<FailingRead[]>
+  /** SPF writes retried or given up (docs/alerts.md, `spf_provider_write_failing`). */
+  pendingSpfWrites(accountId: string, now: Date): Promise<PendingSpfWrite[]>
 }
 
 /** The report figures the report rules read: the same daily rollups policy progression reads. */

@@ -20,7 +20,11 @@ import type { SpfStore } from './ports.ts'
 import { planSpfRecord, writeSpfPlan } from './provider-write.ts'
 import type { SourceDeps } from './source-use-cases.ts'
 
-export type SpfProposalStatus = 'proposed' | 'applied' | 'rejected' | 'withdrawn'
+/**
+ * `retrying` and `abandoned` are failed `automatic` writes, not proposals: one waits for its retry
+ * by the `spf.provider-retry` job, the other was given up (provider-retry.ts).
+ */
+export type SpfProposalStatus = 'proposed' | 'applied' | 'rejected' | 'withdrawn' | 'retrying' | 'abandoned'
 
 export interface SpfProposal {
   id: number
@@ -38,6 +42,9 @@ export interface SpfProposal {
   decidedBy: string | null
   /** The provider write that applied it. */
   writeId: string | null
+  /** A failed write: the retries made, and the last error. */
+  attempts: number
+  lastError: string | null
 }
 
 export type NewSpfProposal = Pick<
@@ -45,13 +52,23 @@ export type NewSpfProposal = Pick<
   'fromRecord' | 'toRecord' | 'before' | 'after' | 'reason' | 'actor'
 > & {
   at: Date
+  /**
+   * The waiting proposal this one was built on (null: none was waiting). When given and another
+   * is waiting by the time it is stored, `propose` throws WaitingChanged instead of replacing it.
+   */
+  replaces?: number | null
 }
 
+/** The waiting proposal changed while a change was being built on it: build it again. */
+export class WaitingChanged extends Error {}
+
 export interface SpfDecision {
-  status: Exclude<SpfProposalStatus, 'proposed'>
+  status: Exclude<SpfProposalStatus, 'proposed' | 'retrying'>
   by: string
   at: Date
   writeId?: string | null
+  /** Why a retry was given up. */
+  error?: string
 }
 
 /** Scoped by account (infrastructure/repositories/pg-spf-proposal-store.ts). */
@@ -64,8 +81,24 @@ export interface SpfProposalStore {
   /** Newest first, waiting and decided ones alike. */
   list(accountId: string, domainId: number, limit: number): Promise<SpfProposal[]>
   get(accountId: string, domainId: number, id: number): Promise<SpfProposal | null>
-  /** Decides a waiting proposal; null when it was not waiting (any more). */
+  /** Decides a waiting proposal or retry; null when it was not waiting (any more). */
   decide(accountId: string, domainId: number, id: number, decision: SpfDecision): Promise<SpfProposal | null>
+  /** The domain's waiting proposal (`proposed`) or failed write waiting for its retry (`retrying`). */
+  pending(accountId: string, domainId: number, status: 'proposed' | 'retrying'): Promise<SpfProposal | null>
+  /** Whether failed writes can be retried (a job queue is wired). */
+  canRetry(): boolean
+  /**
+   * Stores a failed `automatic` write as `retrying` (withdrawing the retry waiting before it) and
+   * enqueues its `spf.provider-retry` job in the same transaction.
+   */
+  retryLater(
+    accountId: string,
+    domain: { id: number; name: string },
+    write: NewSpfProposal,
+    error: string,
+  ): Promise<SpfProposal>
+  /** One more failed retry of a `retrying` write. */
+  retried(accountId: string, domainId: number, id: number, error: string): Promise<void>
 }
 
 /** The SPF use cases' deps with the proposal store (src/compose/spf.ts). */
@@ -107,8 +140,8 @@ async function waitingProposal(
   return ok({ domain, proposal })
 }
 
-/** Whether the SPF record the provider holds now is the one the proposal replaces. */
-const stillHolds = (proposal: SpfProposal, before: RecordSet | null) => {
+/** Whether the SPF record the provider holds now is the one the proposal (or retry) replaces. */
+export const stillHolds = (proposal: Pick<SpfProposal, 'fromRecord'>, before: RecordSet | null) => {
   const held = (before?.values ?? []).filter(isSpfRecord)
   return proposal.fromRecord === null
     ? held.length === 0

@@ -5,7 +5,9 @@
 // audit, rollback); at `assisted` it is planned and stored as a proposal with its diff (proposals.ts:
 // approving writes it the same way); at `manual`
 // nothing is planned (the record to publish is the answer, as without a provider). A write that
-// fails leaves the previous record in place. docs/spf-management.md "Through a connected provider".
+// fails leaves the previous record in place and is retried by a job (provider-retry.ts); a change
+// made while another waits (a proposal, a retry) builds on it (provider-pending.ts).
+// docs/spf-management.md "Through a connected provider".
 
 import type { PublishDeps } from '../dns-providers/publish.ts'
 import { zoneFor } from '../dns-providers/use-cases.ts'
@@ -13,21 +15,21 @@ import type { Plan } from '../dns-providers/writes.ts'
 import type { AutomationLevel } from '../domains/domain.ts'
 import { ok, type Result } from '../shared/result.ts'
 import { isSpfRecord } from '../spf/record.ts'
-import type { SpfWriteDeps } from './managed-change.ts'
-import type { SpfStore } from './ports.ts'
+import type { ManagedView, SpfWriteDeps } from './managed-change.ts'
 import type { SpfProposalStore } from './proposals.ts'
+import { publishAfterChange } from './provider-pending.ts'
 import { planSpfRecord, writeSpfPlan } from './provider-write.ts'
-import type { PublishedSpf } from './published-record.ts'
+import { recordToPublish, recordWithSource } from './published-record.ts'
 import {
   type AddSourceInput,
   type AddSourceResult,
   addSourceToSpf,
+  checkUnmanaged,
   type DetectResult,
   detectSources,
   type SourceDeps,
 } from './source-use-cases.ts'
 import { type ActivateInput, type ActivateResult, activate } from './use-cases.ts'
-import type { UserRecord } from './user-record.ts'
 
 export type ProviderSync =
   /** Written and read back (`write.status` says whether DNS shows it yet). */
@@ -37,6 +39,12 @@ export type ProviderSync =
    * approving writes; `proposalId` null only where no proposal store is wired.
    */
   | { status: 'proposed'; plan: Plan; proposalId: number | null }
+  /**
+   * `automatic`: the write failed, the previous record is in place, and the change is stored
+   * (`retryId`, listed with the proposals as `retrying`) for the `spf.provider-retry` job to write
+   * (provider-retry.ts).
+   */
+  | { status: 'retrying'; plan: Plan | null; error: string; writeId: string | null; retryId: number }
   /** The write (or reading the provider) failed: the previous record is in place. */
   | {
       status: 'failed'
@@ -111,58 +119,9 @@ export async function syncSpfThroughProvider(
   return { status: 'written', plan, writeId: write.id, verified: write.status === 'verified' }
 }
 
-/**
- * After an SPF change: the record the user publishes (`publish`) through a connected provider,
- * according to the domain's automation level. Only a verified domain's DNS is written
- * (domain/domains/account-domain.ts), and only when its record changes; without provider deps
- * nothing is done.
- */
-async function publishAfterChange(
-  deps: { store: Pick<SpfStore, 'domain'>; now: () => Date } & ProviderAutomation,
-  input: {
-    accountId: string
-    domain: string
-    publish: UserRecord
-    /** The record `publish` was computed from (published over DNS). */
-    published: PublishedSpf
-    actor: string
-    reason: string
-  },
-): Promise<ProviderSync | null> {
-  const { providers, proposals } = deps
-  if (providers === undefined || !input.publish.changed) return null
-  const found = await deps.store.domain(input.accountId, input.domain)
-  if (found === null || !found.verified) return null
-  const propose = async (plan: Plan) => {
-    if (proposals === undefined) return null
-    const held = (plan.before?.values ?? []).filter(isSpfRecord)
-    const stored = await proposals.propose(input.accountId, found.id, {
-      // Several SPF values are replaced by the one record; the first stands for them (a stale
-      // check on approval compares the whole set anyway).
-      fromRecord: held[0] ?? null,
-      toRecord: input.publish.record,
-      before: plan.before,
-      after: plan.after,
-      reason: input.reason,
-      actor: input.actor,
-      at: deps.now(),
-    })
-    return stored.id
-  }
-  return syncSpfThroughProvider(
-    providers,
-    {
-      accountId: input.accountId,
-      domain: input.domain,
-      automation: found.automationLevel,
-      record: input.publish.record,
-      basedOn: input.published.record,
-      actor: input.actor,
-      reason: input.reason,
-    },
-    propose,
-  )
-}
+/** The managed record to publish computed again from another base (a waiting change's record). */
+const managedRebase = (view: ManagedView, domain: string, zone: string) => async (base: string | null) =>
+  ok(recordToPublish(base, { hosted: view.state.hostedName, config: view.state.config, domain, zone }))
 
 /** add-to-spf, then the user's record through a connected provider (publishAfterChange). */
 export async function addSourceThroughProvider(
@@ -179,6 +138,10 @@ export async function addSourceThroughProvider(
     published: result.published,
     actor: input.actor,
     reason: `add-to-spf ${input.ip} (POST /domains/${result.domain}/sources/${input.ip}/add-to-spf)`,
+    rebase:
+      result.managed === null
+        ? (base: string | null) => checkUnmanaged(deps, result.domain, recordWithSource(base, result.source))
+        : managedRebase(result.managed, result.domain, deps.zone),
   })
   return ok({ ...result, provider })
 }
@@ -198,6 +161,7 @@ export async function activateThroughProvider(
     published: result.published,
     actor: input.actor,
     reason: `SPF management activated (POST /domains/${result.domain}/spf/activate)`,
+    rebase: managedRebase(result.view, result.domain, deps.zone),
   })
   return ok({ ...result, provider })
 }
@@ -219,6 +183,7 @@ export async function detectThroughProvider(
           published: result.published,
           actor: input.actor,
           reason: `detected sources (POST /domains/${result.domain}/spf/detect-sources)`,
+          rebase: managedRebase(result.managed, result.domain, deps.zone),
         })
       : null
   return ok({ ...result, provider })

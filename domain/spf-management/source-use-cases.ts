@@ -108,7 +108,7 @@ function asRequestField<T>(result: Result<T>, index: number, input: AddSourceInp
 }
 
 /** The lookups an unmanaged domain's record would cost with the new term: refused over 10. */
-async function checkUnmanaged(
+export async function checkUnmanaged(
   deps: SourceDeps,
   domain: string,
   proposal: UserRecord,

@@ -110,6 +110,25 @@ export const REFLATTEN_SPF = queue(
   '23 * * * *',
 )
 
+// A failed SPF write through a connected DNS provider (`automatic`, domain/spf-management/
+// provider-retry.ts; enqueued by pg-spf-proposal-store.ts in the transaction that stores the
+// `retrying` row): retried with backoff, 1 min doubling to at most 30 min, over about 4 hours; after
+// the last retry the write is given up (`abandoned`) and the alert says so.
+export interface SpfRetryJob {
+  accountId: string
+  domainId: number
+  /** The domain's name (the SPF store finds domains by name). */
+  domain: string
+  proposalId: number
+}
+export const SPF_PROVIDER_RETRY = queue<SpfRetryJob>('spf.provider-retry', {
+  retryLimit: 10,
+  retryDelay: 60,
+  retryBackoff: true,
+  retryDelayMax: 1800,
+  expireInSeconds: 300,
+})
+
 // One job per webhook attempt (src/jobs/webhooks.ts; enqueued by pg-webhook-relay.ts). A receiver's
 // failure is a recorded attempt, not a job failure; pg-boss retries only cover our own trouble
 // (database down), generously, since a delivery whose job gave up would stay pending. 120 s fits a
@@ -256,6 +275,7 @@ export const QUEUES: readonly QueueSpec<object>[] = [
   ENRICH_SOURCES,
   POLL_MAILBOXES,
   REFLATTEN_SPF,
+  SPF_PROVIDER_RETRY,
   DELIVER_WEBHOOK,
   DELIVER_CHAT,
   SCHEDULE_POSTURE_ALERTS,

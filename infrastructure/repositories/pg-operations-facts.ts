@@ -3,6 +3,7 @@ import type { NewFailureReport, OperationsFacts } from '../../domain/alerts/port
 import type {
   FailingRead,
   FailingWrite,
+  PendingSpfWrite,
   QuarantineFacts,
   WebhookFacts,
 } from '../../domain/alerts/rules/operations.ts'
@@ -96,6 +97,38 @@ export function pgOperationsFacts(db: Db): OperationsFacts {
         name: String(row.name),
         error: (row.read_error as string | null) ?? null,
         at: toDate(row.read_failed_at),
+      }))
+    },
+
+    /**
+     * SPF writes waiting for their retry, and those given up in the last week that nothing newer
+     * followed: no later proposal or retry of the domain, no later successful write of its apex TXT
+     * through a provider (domain/spf-management/provider-retry.ts).
+     */
+    async pendingSpfWrites(accountId: string, now: Date): Promise<PendingSpfWrite[]> {
+      const weekAgo = new Date(now.getTime() - 7 * DAY_MS).toISOString()
+      const rows = rowsOf<Record<string, unknown>>(
+        await db.execute(sql`select p.id, d.name, p.status, p.from_record, p.to_record, p.attempts,
+            p.last_error, coalesce(p.decided_at, p.created_at) as at
+          from spf_proposals p join domains d on d.id = p.domain_id and d.account_id = p.account_id
+          where p.account_id = ${accountId} and (p.status = 'retrying' or (p.status = 'abandoned'
+            and p.decided_at > ${weekAgo}::timestamptz
+            and not exists (select 1 from spf_proposals q
+              where q.account_id = p.account_id and q.domain_id = p.domain_id and q.id > p.id)
+            and not exists (select 1 from dns_provider_writes w
+              where w.account_id = p.account_id and w.name = d.name and w.type = 'TXT'
+                and w.status in ('applied', 'verified') and w.created_at > p.decided_at)))
+          order by d.name, p.id`),
+      )
+      return rows.map((row) => ({
+        domain: String(row.name),
+        retryId: Number(row.id),
+        status: row.status === 'abandoned' ? 'abandoned' : 'retrying',
+        fromRecord: (row.from_record as string | null) ?? null,
+        toRecord: String(row.to_record),
+        attempts: Number(row.attempts),
+        error: (row.last_error as string | null) ?? null,
+        at: toDate(row.at),
       }))
     },
 

@@ -1,5 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { PublishDeps } from '../../domain/dns-providers/publish.ts'
 import type { SpfAutomationDeps } from '../../domain/spf-management/proposals.ts'
+import { retrySpfWrite } from '../../domain/spf-management/provider-retry.ts'
 import { reflattenDue } from '../../domain/spf-management/reflatten.ts'
 import type { SourceDeps } from '../../domain/spf-management/source-use-cases.ts'
 import type { ProcessStores } from './stores.ts'
@@ -36,4 +38,17 @@ export function reflattenStep(
 ): (input: { olderThanHours: number; limit: number }) => Promise<number> {
   const deps = { store: s.spf, dns: runtime.dns, now: runtime.now, zone: runtime.config.spf.zone }
   return (input) => reflattenDue(deps, input)
+}
+
+/**
+ * The retry of failed SPF writes through a DNS provider (`spf.provider-retry`, src/jobs/spf.ts;
+ * domain/spf-management/provider-retry.ts) over the process's SPF and proposal stores.
+ */
+export function spfRetryStep(
+  s: Pick<ProcessStores, 'spf' | 'spfProposals'>,
+  runtime: { now: () => Date },
+  providers: PublishDeps,
+) {
+  const deps = { store: s.spf, proposals: s.spfProposals, providers, now: runtime.now }
+  return (job: Parameters<typeof retrySpfWrite>[1]) => retrySpfWrite(deps, job)
 }

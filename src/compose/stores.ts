@@ -105,7 +105,7 @@ export function processStores(runtime: StoreRuntime) {
     verifications: pgDomainVerifications(db, runtime.boss),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),
     spfActivity: pgSpfSourceActivity(db),
-    spfProposals: pgSpfProposalStore(db),
+    spfProposals: pgSpfProposalStore(db, runtime.boss),
     dmarcHosting: pgDmarcHosting(db, { zone: runtime.config.spf.zone }),
     policy: pgPolicyStore(db, { zone: runtime.config.spf.zone }),
   }

@@ -44,6 +44,8 @@ const NOTICES: Record<string, string> = {
     'Nothing was written: the SPF record at your DNS provider is newer than what DNS shows yet, and a change made from the older one would undo it. Try again in a minute.',
   'provider-failed':
     'Your DNS provider could not be read or written: the previous record is still in place (see Alerts).',
+  'provider-retrying':
+    'Your DNS provider could not be read or written: the previous record is still in place, and the change will be retried automatically (see Alerts).',
 }
 
 /** The notice of what a change did through a connected DNS provider, if anything. */
@@ -51,6 +53,7 @@ export function providerNotice(sync: ProviderSync | null): string | null {
   if (sync === null) return null
   if (sync.status === 'proposed') return 'proposed'
   if (sync.status === 'failed') return sync.behind ? 'provider-behind' : 'provider-failed'
+  if (sync.status === 'retrying') return 'provider-retrying'
   return sync.verified ? 'written' : 'written-pending'
 }
 

@@ -56,7 +56,7 @@ ${
   decided.length
     ? html`<details><summary>Earlier proposals</summary><ul>${decided.map(
         (p) =>
-          html`<li>${time(p.createdAt)}: <code>${p.toRecord}</code> ${badge(p.status === 'applied' ? 'ok' : 'unknown', p.status)}</li>`,
+          html`<li>${time(p.createdAt)}: <code>${p.toRecord}</code> ${badge(p.status === 'applied' ? 'ok' : p.status === 'abandoned' ? 'error' : 'unknown', p.status)}${p.lastError && p.status !== 'applied' ? html`<br><span class="muted">${p.lastError}</span>` : ''}</li>`,
       )}</ul></details>`
     : ''
 }

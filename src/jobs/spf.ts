@@ -1,8 +1,11 @@
 import type { Logger } from '../../domain/shared/logger.ts'
-import { REFLATTEN_SPF } from '../../infrastructure/queue/catalogue.ts'
+import type { SpfRetryOutcome } from '../../domain/spf-management/provider-retry.ts'
+import { REFLATTEN_SPF, SPF_PROVIDER_RETRY, type SpfRetryJob } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 
 const BATCH = 50
+
+export class SpfWriteFailed extends Error {}
 
 /**
  * Flattened managed records hold the providers' networks as they were when planned; providers
@@ -14,8 +17,40 @@ export function spfJobs(deps: {
   reflatten(input: { olderThanHours: number; limit: number }): Promise<number>
   logger: Logger
   reflattenHours: number
+  /**
+   * One retry of a failed SPF write through a DNS provider (domain/spf-management/provider-retry.ts);
+   * absent where no provider deps are wired.
+   */
+  retryWrite?: (job: SpfRetryJob & { final: boolean }) => Promise<SpfRetryOutcome>
 }): JobHandler[] {
+  const { retryWrite } = deps
   return [
+    // A failed SPF write through a DNS provider: the previous record is in place; a failure again
+    // throws, so pg-boss retries with the queue's backoff; the last attempt gives the write up.
+    ...(retryWrite === undefined
+      ? []
+      : [
+          handle(SPF_PROVIDER_RETRY, async (jobs) => {
+            for (const job of jobs) {
+              const final = job.retryCount >= (SPF_PROVIDER_RETRY.options.retryLimit ?? 0)
+              const result = await retryWrite({ ...job.data, final })
+              const fields = { domain: job.data.domain, retry: job.data.proposalId, outcome: result.outcome }
+              if (result.outcome === 'failed') {
+                deps.logger.warn('SPF write through the DNS provider failed again', {
+                  ...fields,
+                  error: result.error,
+                })
+                throw new SpfWriteFailed(`${job.data.domain}: ${result.error}`)
+              }
+              if (result.outcome === 'abandoned')
+                deps.logger.warn('SPF write through the DNS provider given up', {
+                  ...fields,
+                  error: result.error,
+                })
+              else deps.logger.info('SPF write through the DNS provider retried', fields)
+            }
+          }),
+        ]),
     handle(REFLATTEN_SPF, async () => {
       let total = 0
       while (true) {

@@ -182,13 +182,16 @@ const data = <T extends Parameters<typeof t.Object>[0]>(value: T) => t.Object({ 
 const ProviderSyncModel = t.Nullable(
   t.Object(
     {
-      status: t.UnionEnum(['written', 'proposed', 'failed'], {
+      status: t.UnionEnum(['written', 'proposed', 'retrying', 'failed'], {
         description:
-          'written: through the connected DNS provider (automatic); proposed: stored as a proposal with its diff (assisted; POST /domains/{name}/spf/proposals/{proposal_id}/approve writes it); failed: the previous record is in place',
+          'written: through the connected DNS provider (automatic); proposed: stored as a proposal with its diff (assisted; POST /domains/{name}/spf/proposals/{proposal_id}/approve writes it); retrying: the write failed (automatic), the previous record is in place and the change is retried by a job (listed in GET /domains/{name}/spf/proposals as proposal_id, status retrying, then applied or abandoned); failed: the previous record is in place and nothing will be retried (see error)',
       }),
       write_id: t.Nullable(t.String({ format: 'uuid' })),
       proposal_id: t.Nullable(
-        t.Integer({ description: 'The stored proposal (GET /domains/{name}/spf/proposals)' }),
+        t.Integer({
+          description:
+            'The stored proposal, or the write waiting for its retry (GET /domains/{name}/spf/proposals)',
+        }),
       ),
       verified: t.Boolean({ description: 'read back from the provider and over DNS' }),
       error: t.Nullable(t.String()),

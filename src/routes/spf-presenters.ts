@@ -141,9 +141,10 @@ export function presentProviderSync(sync: ProviderSync | null) {
   return {
     status: sync.status,
     write_id: sync.status === 'proposed' ? null : sync.writeId,
-    proposal_id: sync.status === 'proposed' ? sync.proposalId : null,
+    proposal_id:
+      sync.status === 'proposed' ? sync.proposalId : sync.status === 'retrying' ? sync.retryId : null,
     verified: sync.status === 'written' ? sync.verified : false,
-    error: sync.status === 'failed' ? sync.error : null,
+    error: sync.status === 'failed' || sync.status === 'retrying' ? sync.error : null,
     before: plan?.before?.values ?? null,
     after: plan?.after.values ?? null,
     diff: plan === null ? null : diffSets(plan.before, plan.after),

@@ -44,14 +44,16 @@ export function presentSpfProposal(p: SpfProposal) {
     decided_at: iso(p.decidedAt),
     decided_by: p.decidedBy,
     write_id: p.writeId,
+    attempts: p.attempts,
+    last_error: p.lastError,
   }
 }
 
 const ProposalModel = t.Object({
   id: t.Integer(),
-  status: t.UnionEnum(['proposed', 'applied', 'rejected', 'withdrawn'], {
+  status: t.UnionEnum(['proposed', 'applied', 'rejected', 'withdrawn', 'retrying', 'abandoned'], {
     description:
-      'proposed: waiting for approval; applied: written through the provider; rejected; withdrawn: replaced by a newer proposal, or stale when approved',
+      'proposed: waiting for approval; applied: written through the provider; rejected; withdrawn: replaced by a newer proposal (which holds its change when made from the same record), or stale when approved; retrying: an automatic write that failed, retried by a job; abandoned: a retry given up (see last_error)',
   }),
   from_record: t.Nullable(t.String({ description: 'The SPF record the provider held; null: none' })),
   to_record: t.String({ description: 'The SPF record proposed' }),
@@ -68,6 +70,8 @@ const ProposalModel = t.Object({
   decided_at: t.Nullable(t.String({ format: 'date-time' })),
   decided_by: t.Nullable(t.String()),
   write_id: t.Nullable(t.String({ format: 'uuid' })),
+  attempts: t.Integer({ description: 'Retries made of a failed automatic write' }),
+  last_error: t.Nullable(t.String({ description: 'Why the write failed, or why its retry was given up' })),
 })
 
 const params = t.Object({

@@ -12,6 +12,7 @@ export const OPERATIONS_ALERT_TYPES = [
   'ingest_quarantine_growing',
   'dns_write_failing',
   'dns_provider_read_failing',
+  'spf_provider_write_failing',
 ] as const satisfies readonly AlertType[]
 
 const HOUR_MS = 3_600_000
@@ -223,3 +224,58 @@ export function dnsReadAlerts(failing: readonly FailingRead[]): AlertCandidate[]
 }
 
 export const DNS_READ_SCOPE: RuleScope = { rulesEvaluated: ['dns_provider_read_failing'] }
+
+/**
+ * An SPF write through a DNS provider that failed at `automatic` (spf_proposals, status retrying or
+ * abandoned; domain/spf-management/provider-retry.ts).
+ */
+export interface PendingSpfWrite {
+  domain: string
+  /** The stored write (GET /domains/{name}/spf/proposals). */
+  retryId: number
+  status: 'retrying' | 'abandoned'
+  fromRecord: string | null
+  toRecord: string
+  attempts: number
+  error: string | null
+  at: Date
+}
+
+/**
+ * A failed SPF write (docs/spf-management.md "Through a connected provider"): the previous record
+ * is still in place. While it is retried the alert says so; once given up (the provider holds
+ * another record than the change was computed from, or the retries ran out) it says that nothing
+ * will be written and the change must be made again. One alert per domain; it resolves when the
+ * retry writes the record, or, given up, when a later change of the domain's SPF record is stored
+ * or written.
+ */
+export function spfWriteAlerts(pending: readonly PendingSpfWrite[]): AlertCandidate[] {
+  return pending.map((write) => {
+    const given = write.status === 'abandoned'
+    return {
+      type: 'spf_provider_write_failing' as const,
+      subject: write.domain,
+      severity: 'high' as const,
+      title: given
+        ? `The SPF change of ${write.domain} was given up: it could not be written through the DNS provider`
+        : `The SPF change of ${write.domain} could not be written through the DNS provider yet: it is retried`,
+      details: {
+        evidence: {
+          domain: write.domain,
+          retryId: write.retryId,
+          status: write.status,
+          fromRecord: write.fromRecord,
+          toRecord: write.toRecord,
+          attempts: write.attempts,
+          error: write.error,
+          at: write.at.toISOString(),
+        },
+        remedy: given
+          ? 'The previous SPF record is still in place and this change will not be retried (see the error). Make the change again (add-to-spf, activation or detection) once the DNS provider answers and holds the record you expect. This alert resolves after a later SPF change of the domain is written or proposed.'
+          : 'The previous SPF record is still in place and the change is retried with backoff (GET /domains/{name}/spf/proposals shows it as retrying). Check the DNS provider connection (GET /dns-providers; authenticate again if its credentials changed). This alert resolves when the retry writes the record.',
+      },
+    }
+  })
+}
+
+export const SPF_WRITE_SCOPE: RuleScope = { rulesEvaluated: ['spf_provider_write_failing'] }

@@ -122,8 +122,14 @@ export const spfProposals = pgTable(
     domainId: bigint({ mode: 'number' })
       .notNull()
       .references(() => domains.id, { onDelete: 'cascade' }),
-    /** proposed (waiting), applied, rejected (by a user), withdrawn (replaced, or found stale). */
-    status: text({ enum: ['proposed', 'applied', 'rejected', 'withdrawn'] }).notNull(),
+    /**
+     * proposed (waiting), applied, rejected (by a user), withdrawn (replaced, or found stale);
+     * retrying: an `automatic` write that failed, retried by the `spf.provider-retry` job;
+     * abandoned: a retry given up (the provider holds another record, or the retries ran out).
+     */
+    status: text({
+      enum: ['proposed', 'applied', 'rejected', 'withdrawn', 'retrying', 'abandoned'],
+    }).notNull(),
     /** The SPF record the provider held when proposed; null when the domain had none. */
     fromRecord: text(),
     toRecord: text().notNull(),
@@ -138,9 +144,13 @@ export const spfProposals = pgTable(
     decidedBy: text(),
     /** The provider write that applied it (dns_provider_writes.id). */
     writeId: uuid(),
+    /** Retries made of a `retrying` write, and the last one's error. */
+    attempts: integer().notNull().default(0),
+    lastError: text(),
   },
   (t) => [
     index().on(t.domainId, t.createdAt),
     uniqueIndex('spf_proposals_one_waiting_key').on(t.domainId).where(sql`${t.status} = 'proposed'`),
+    uniqueIndex('spf_proposals_one_retrying_key').on(t.domainId).where(sql`${t.status} = 'retrying'`),
   ],
 )

@@ -5,6 +5,7 @@ import {
   noReportsAlerts,
   noReportsScope,
   quarantineAlerts,
+  spfWriteAlerts,
   webhookAlerts,
 } from '../../../domain/alerts/rules/operations.ts'
 
@@ -125,5 +126,39 @@ describe('dns_provider_read_failing', () => {
 
   test('no failing read, no alert', () => {
     expect(dnsReadAlerts([])).toEqual([])
+  })
+})
+
+describe('spf_provider_write_failing', () => {
+  const write = {
+    domain: 'example.com',
+    retryId: 4,
+    status: 'retrying' as const,
+    fromRecord: 'v=spf1 -all',
+    toRecord: 'v=spf1 ip4:192.0.2.1 -all',
+    attempts: 2,
+    error: 'PowerDNS: HTTP 503',
+    at: new Date('2026-05-10T07:30:00Z'),
+  }
+
+  test('retrying: one alert per domain, saying the change is retried', () => {
+    const [alert, ...rest] = spfWriteAlerts([write])
+    expect(rest).toEqual([])
+    expect(alert).toMatchObject({
+      type: 'spf_provider_write_failing',
+      subject: 'example.com',
+      severity: 'high',
+      details: { evidence: { retryId: 4, status: 'retrying', attempts: 2, at: '2026-05-10T07:30:00.000Z' } },
+    })
+    expect(alert!.title).toContain('it is retried')
+    expect(alert!.details.remedy).toContain('retried with backoff')
+  })
+
+  test('given up: the alert says nothing will be written and the change must be made again', () => {
+    const [alert] = spfWriteAlerts([{ ...write, status: 'abandoned', error: 'the SPF record changed' }])
+    expect(alert!.title).toContain('given up')
+    expect(alert!.details.evidence).toMatchObject({ status: 'abandoned', error: 'the SPF record changed' })
+    expect(alert!.details.remedy).toContain('will not be retried')
+    expect(spfWriteAlerts([])).toEqual([])
   })
 })

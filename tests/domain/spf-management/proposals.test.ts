@@ -13,11 +13,13 @@ import {
   type SpfProposal,
   type SpfProposalStore,
 } from '../../../domain/spf-management/proposals.ts'
+import { retrySpfWrite } from '../../../domain/spf-management/provider-retry.ts'
 
 // Approving and rejecting SPF proposals (domain/spf-management/proposals.ts) over in-memory
 // doubles of the provider, DNS and the stores (the real PowerDNS path is
 // tests/api/provider-spf-proposals.test.ts): the write keeps other TXT values, a record changed
-// since is stale, a failed write leaves the proposal waiting and the record in place.
+// since is stale, a failed write leaves the proposal waiting and the record in place. Retrying a
+// failed automatic write (domain/spf-management/provider-retry.ts): written, failed again, given up.
 
 const ZONE = { id: 'example.com.', name: 'example.com' }
 const OLD = 'v=spf1 ip4:192.0.2.10 -all'
@@ -25,7 +27,10 @@ const NEW = 'v=spf1 ip4:192.0.2.10 ip4:198.51.100.7 -all'
 const SITE = 'site-verification=abc'
 const at = new Date('2026-11-26T00:00:00Z')
 
-function world(initial: string[], options: { refuseWrites?: boolean } = {}) {
+function world(
+  initial: string[],
+  options: { refuseWrites?: boolean; retrying?: boolean; level?: SpfDomain['automationLevel'] } = {},
+) {
   const sets = new Map<string, RecordSet>()
   sets.set('example.com', { name: 'example.com', type: 'TXT', ttl: 600, values: initial })
   const provider: DnsProvider = {
@@ -77,7 +82,7 @@ function world(initial: string[], options: { refuseWrites?: boolean } = {}) {
   }
   const proposal: SpfProposal = {
     id: 1,
-    status: 'proposed',
+    status: options.retrying ? 'retrying' : 'proposed',
     fromRecord: OLD,
     toRecord: NEW,
     before: { name: 'example.com', type: 'TXT', ttl: 600, values: [OLD, SITE] },
@@ -88,23 +93,38 @@ function world(initial: string[], options: { refuseWrites?: boolean } = {}) {
     decidedAt: null,
     decidedBy: null,
     writeId: null,
+    attempts: 0,
+    lastError: null,
   }
   const proposals: SpfProposalStore = {
     propose: async () => proposal,
     list: async () => [proposal],
     get: async (_a, _d, id) => (id === proposal.id ? proposal : null),
     decide: async (_a, _d, id, decision) => {
-      if (id !== proposal.id || proposal.status !== 'proposed') return null
+      if (id !== proposal.id || !['proposed', 'retrying'].includes(proposal.status)) return null
       Object.assign(proposal, {
         status: decision.status,
         decidedAt: decision.at,
         decidedBy: decision.by,
         writeId: decision.writeId ?? null,
+        lastError: decision.error ?? proposal.lastError,
       })
       return proposal
     },
+    pending: async (_a, _d, status) => (proposal.status === status ? proposal : null),
+    canRetry: () => true,
+    retryLater: async () => proposal,
+    retried: async (_a, _d, _id, error) => {
+      proposal.attempts += 1
+      proposal.lastError = error
+    },
   }
-  const domain: SpfDomain = { id: 7, name: 'example.com', verified: true, automationLevel: 'assisted' }
+  const domain: SpfDomain = {
+    id: 7,
+    name: 'example.com',
+    verified: true,
+    automationLevel: options.level ?? 'assisted',
+  }
   const deps = { store: { domain: async () => domain }, proposals, providers, now: () => at }
   return { deps, sets, log, proposal }
 }
@@ -146,5 +166,46 @@ describe('SPF proposals', () => {
     const unknown = await rejectSpfProposal(w.deps, { ...input, id: 2 })
     expect(!unknown.ok && unknown.failure).toEqual({ code: 'not_found', resource: 'spf_proposal' })
     expect(w.log).toEqual([])
+  })
+})
+
+describe('retrying a failed automatic SPF write', () => {
+  const job = { accountId: 'a1', domainId: 7, domain: 'example.com', proposalId: 1, final: false }
+
+  test('the provider still holds the record it was computed from: written and applied', async () => {
+    const w = world([OLD, SITE], { retrying: true, level: 'automatic' })
+    expect(await retrySpfWrite(w.deps, job)).toEqual({ outcome: 'written', writeId: 'w1', verified: true })
+    expect([...w.sets.get('example.com')!.values].sort()).toEqual([SITE, NEW].sort())
+    expect(w.log[0]).toMatchObject({ status: 'verified', actor: 'user:u1' })
+    expect(w.proposal).toMatchObject({ status: 'applied', writeId: 'w1', decidedBy: 'system' })
+  })
+
+  test('refused again: the record stays, the attempt is counted; the last attempt gives it up', async () => {
+    const w = world([OLD, SITE], { retrying: true, level: 'automatic', refuseWrites: true })
+    const again = await retrySpfWrite(w.deps, job)
+    expect(again).toMatchObject({ outcome: 'failed', error: 'PowerDNS: HTTP 503' })
+    expect(w.sets.get('example.com')!.values).toEqual([OLD, SITE])
+    expect(w.proposal).toMatchObject({ status: 'retrying', attempts: 1, lastError: 'PowerDNS: HTTP 503' })
+    const last = await retrySpfWrite(w.deps, { ...job, final: true })
+    expect(last).toMatchObject({ outcome: 'abandoned' })
+    expect(w.proposal.status).toBe('abandoned')
+    expect(w.proposal.lastError).toContain('gave up after 2 retries')
+  })
+
+  test('the record changed at the provider meanwhile: given up, nothing written', async () => {
+    const edited = 'v=spf1 ip4:192.0.2.99 -all'
+    const w = world([edited, SITE], { retrying: true, level: 'automatic' })
+    const result = await retrySpfWrite(w.deps, job)
+    expect(result).toMatchObject({ outcome: 'abandoned' })
+    expect(w.log).toEqual([])
+    expect(w.sets.get('example.com')!.values).toEqual([edited, SITE])
+    expect(w.proposal.lastError).toContain(edited)
+  })
+
+  test('the domain left automatic, or the write is no longer retrying: nothing written', async () => {
+    const assisted = world([OLD, SITE], { retrying: true, level: 'assisted' })
+    expect(await retrySpfWrite(assisted.deps, job)).toMatchObject({ outcome: 'abandoned' })
+    expect(assisted.log).toEqual([])
+    expect(await retrySpfWrite(assisted.deps, job)).toEqual({ outcome: 'done' })
   })
 })
