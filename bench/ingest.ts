@@ -6,6 +6,7 @@ import { rowsOf } from '../infrastructure/db/database.ts'
 import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { ingestJobDeps } from '../src/compose/ingest.ts'
 import { buildApp, intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
@@ -53,22 +54,7 @@ for (const name of domains) {
     values (${account.value.accountId}, ${name}, 'x', now())`)
 }
 const { accept, messages } = intake(runtime)
-const jobDeps = {
-  database,
-  boss,
-  messages,
-  forensicTls: s.forensicTls,
-  dns: runtime.dns,
-  logger: runtime.logger,
-  now,
-  limits: {
-    maxDecompressedBytes: config.ingestMaxReportBytes,
-    maxZipEntries: 32,
-    maxCompressionRatio: 1000,
-    maxParts: 1000,
-  },
-  redactForensic: async () => true,
-}
+const jobDeps = ingestJobDeps(runtime, messages)
 
 // 1. One report of 100,000 records (~42 MB of XML, gzipped in an email): intake to committed rows
 // and rollups.

@@ -1,12 +1,16 @@
 import { acceptMessage } from '../../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
+import type { ReportDomainLookup } from '../../domain/ingest/ports.ts'
+import type { DomainMatch } from '../../domain/ingest/process-message.ts'
 import { ingestKeyOf } from '../../domain/ingest/routing.ts'
 import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
+import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
+import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import type { Runtime } from '../compose.ts'
 import { ByteBudget } from '../jobs/byte-budget.ts'
 import type { IngestJobDeps } from '../jobs/ingest.ts'
@@ -49,6 +53,21 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
   return { messages, accept, knowsRecipient }
 }
 
+/**
+ * Reports of one account name the same few domains over and over: a verified match is remembered
+ * for a few seconds per process (only matches: a domain verified a moment ago is seen at once).
+ */
+function cachedReportDomains(lookup: ReportDomainLookup, now: () => Date): ReportDomainLookup {
+  const cached = cacheFound(
+    (key): Promise<DomainMatch> => {
+      const [accountId, policyDomain] = key.split('\u0000') as [string, string]
+      return lookup(accountId, policyDomain)
+    },
+    { ttlMs: 10_000, max: 10_000, now: () => now().getTime(), found: (match) => match.ok },
+  )
+  return (accountId, policyDomain) => cached(`${accountId}\u0000${policyDomain}`)
+}
+
 /** What the report job needs: the worker's, and the same for callers that process inline. */
 export function ingestJobDeps(
   runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
@@ -57,12 +76,13 @@ export function ingestJobDeps(
   const { config } = runtime
   // With the queue, stored reports enqueue their alert rules (infrastructure/queue/alert-triggers.ts).
   const forensicTls = pgForensicTlsStore(runtime.database.db, runtime.boss)
+  const { database, dns, now } = runtime
   return {
-    database: runtime.database,
-    boss: runtime.boss,
+    aggregates: createAggregateWriter(database, runtime.boss),
+    reportDomains: cachedReportDomains(reportDomains(database), now),
+    enrichSources: (input) => enrichSources({ db: database.db, dns, now }, input),
     messages,
     forensicTls,
-    dns: runtime.dns,
     logger: runtime.logger,
     now: runtime.now,
     limits: {

@@ -1,7 +1,5 @@
-import type { PgBoss } from 'pg-boss'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type { ReportDomainLookup, SourceEnricher } from '../../domain/ingest/ports.ts'
 import {
-  type DomainMatch,
   type Payload,
   type PayloadContext,
   PayloadFailure,
@@ -12,6 +10,7 @@ import {
 } from '../../domain/ingest/process-message.ts'
 import { parseAggregateReport } from '../../domain/reports/aggregate-parser.ts'
 import { alignRecord, publicSuffixOrganizationalDomain } from '../../domain/reports/alignment.ts'
+import type { AggregateReportWriter } from '../../domain/reports/store-aggregate.ts'
 import {
   type FailureTlsStore,
   type ReportStorageDeps,
@@ -19,18 +18,13 @@ import {
   storeTlsReport,
 } from '../../domain/reports/store-failure-tls.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
-import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
 import { readAll, streamReports } from '../../infrastructure/mail/extract-reports.ts'
 import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
 import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
 import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
-import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
-import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import { paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { ByteBudget } from './byte-budget.ts'
 
@@ -38,12 +32,14 @@ import { ByteBudget } from './byte-budget.ts'
 // reverse DNS for new source IPs (never inside the parser).
 
 export interface IngestJobDeps {
-  database: Database
-  /** Stored reports enqueue their alert evaluation (infrastructure/queue/alert-triggers.ts). */
-  boss: PgBoss | null
+  /** Stores aggregate reports; stored ones enqueue their alert evaluation (src/compose/ingest.ts). */
+  aggregates: AggregateReportWriter
+  /** The account's verified domain a report is about (cached briefly by the composition root). */
+  reportDomains: ReportDomainLookup
+  /** Reverse DNS of new source IPs (the ENRICH_SOURCES cron, never inside the parser). */
+  enrichSources: SourceEnricher
   messages: PgIngestMessageStore
   forensicTls: FailureTlsStore
-  dns: DnsResolver
   logger: Logger
   now: () => Date
   limits: ExtractLimits
@@ -133,27 +129,8 @@ export function processDeps(deps: IngestJobDeps): ProcessDeps {
         dmarcPass: aligned.dmarc === 'pass',
       }
     },
-    aggregates: createAggregateWriter(deps.database, deps.boss),
+    aggregates: deps.aggregates,
   }
-}
-
-// Reports of one account name the same few domains over and over: a verified match is remembered
-// for a few seconds per process (only matches: a domain verified a moment ago is seen at once).
-const domainCaches = new WeakMap<IngestJobDeps, (key: string) => Promise<DomainMatch>>()
-function domainResolver(deps: IngestJobDeps) {
-  let cached = domainCaches.get(deps)
-  if (cached === undefined) {
-    cached = cacheFound(
-      (key) => {
-        const [accountId, policyDomain] = key.split('\u0000') as [string, string]
-        return resolveReportDomain(deps.database.db, accountId, policyDomain)
-      },
-      { ttlMs: 10_000, max: 10_000, now: () => deps.now().getTime(), found: (match) => match.ok },
-    )
-    domainCaches.set(deps, cached)
-  }
-  const lookup = cached
-  return (accountId: string, policyDomain: string) => lookup(`${accountId}\u0000${policyDomain}`)
 }
 
 /** What became of a message: `skipped` when it was not pending (processed already, or gone). */
@@ -183,11 +160,10 @@ export async function processMessage(
   // Already handled (a retry after a crash past the commit) or gone: nothing to do.
   if (message === null || message.status !== 'pending' || (message.raw === null && message.pieces === 0))
     return { status: 'skipped' }
-  const resolve = domainResolver(deps)
   const ctx: PayloadContext = {
     accountId: message.accountId,
     messageId,
-    resolveDomain: (policyDomain) => resolve(message.accountId, policyDomain),
+    resolveDomain: (policyDomain) => deps.reportDomains(message.accountId, policyDomain),
   }
   // Admitted by size: large messages wait while others hold the budget (docs/ingestion.md, "Memory").
   const release = await (deps.budget ?? unlimited).acquire(message.size)
@@ -264,10 +240,7 @@ export function ingestJobs(deps: IngestJobDeps): JobHandler[] {
     },
   )
   const enrich = handle(ENRICH_SOURCES, async () => {
-    const looked = await enrichSources(
-      { db: deps.database.db, dns: deps.dns, now: deps.now },
-      { limit: 1000 },
-    )
+    const looked = await deps.enrichSources({ limit: 1000 })
     if (looked > 0) deps.logger.info('source IPs enriched', { count: looked })
   })
   return [processMessages, enrich]
