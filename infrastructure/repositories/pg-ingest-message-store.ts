@@ -1,4 +1,4 @@
-import { and, count, desc, eq, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
@@ -129,6 +129,12 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       if (row === undefined) return null
       // postgres.js gives a Buffer (a Uint8Array already): not copied again.
       return row
+    },
+
+    /** A worker batch's messages in one statement (src/jobs/ingest-batch.ts), in no particular order. */
+    async loadMany(ids: string[]): Promise<StoredMessage[]> {
+      if (ids.length === 0) return []
+      return db.select().from(ingestMessages).where(inArray(ingestMessages.id, ids))
     },
 
     /** The message's bytes in order, one piece read at a time (the worker streams them). */

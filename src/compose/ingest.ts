@@ -6,6 +6,7 @@ import { ingestKeyOf } from '../../domain/ingest/routing.ts'
 import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
+import { pgReportBatchStore } from '../../infrastructure/repositories/aggregate-report-batch.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
@@ -79,6 +80,7 @@ export function ingestJobDeps(
   const { database, dns, now } = runtime
   return {
     aggregates: createAggregateWriter(database, runtime.boss),
+    batches: pgReportBatchStore(database, runtime.boss),
     reportDomains: cachedReportDomains(reportDomains(database), now),
     enrichSources: (input) => enrichSources({ db: database.db, dns, now }, input),
     messages,
