@@ -164,7 +164,7 @@ export function pgReportBatchStore(database: Database, boss: PgBoss | null = nul
           const { accountId, domainId } = report.write
           domains.set(`${accountId}:${domainId}`, { accountId, domainId })
         })
-        for (const ref of domains.values()) await enqueueReportAlerts(boss, ref)
+        await Promise.all([...domains.values()].map((ref) => enqueueReportAlerts(boss, ref)))
       }
       return results
     },

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
@@ -131,10 +131,23 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       return row
     },
 
-    /** A worker batch's messages in one statement (src/jobs/ingest-batch.ts), in no particular order. */
-    async loadMany(ids: string[]): Promise<StoredMessage[]> {
+    /**
+     * A worker batch's messages in one statement (src/jobs/ingest-batch.ts), in no particular order.
+     * The bytes come only of messages up to `inlineBytes` (a bytea travels as hex text twice its
+     * size: a batch of 1 MiB messages would hold ~50 MB at once); a larger one has `raw` withheld
+     * (`withheld: true`) and is loaded on its own when its turn comes.
+     */
+    async loadMany(ids: string[], inlineBytes: number): Promise<(StoredMessage & { withheld: boolean })[]> {
       if (ids.length === 0) return []
-      return db.select().from(ingestMessages).where(inArray(ingestMessages.id, ids))
+      const rows = await db
+        .select({
+          ...getTableColumns(ingestMessages),
+          raw: sql<Uint8Array | null>`case when ${ingestMessages.size} <= ${inlineBytes} then ${ingestMessages.raw} end`,
+          withheld: sql<boolean>`${ingestMessages.size} > ${inlineBytes} and ${ingestMessages.raw} is not null`,
+        })
+        .from(ingestMessages)
+        .where(inArray(ingestMessages.id, ids))
+      return rows
     },
 
     /** The message's bytes in order, one piece read at a time (the worker streams them). */

@@ -23,6 +23,9 @@ import {
 /** Messages read at once within a batch: while one waits on the database another parses. */
 const BATCH_CONCURRENCY = 4
 
+/** Messages up to this size come with the batch's one load; larger ones are loaded one by one. */
+const INLINE_BYTES = 64 * 1024
+
 interface Read {
   id: string
   held: HeldReport[]
@@ -50,8 +53,10 @@ async function commit(deps: IngestJobDeps, reads: Read[]): Promise<void> {
 
 export async function processBatch(deps: IngestJobDeps, ids: string[]): Promise<void> {
   // In the batch's order (the queue's, so arrival order): of duplicates within it, the first is stored.
-  const loaded = new Map((await deps.messages.loadMany(ids)).map((message) => [message.id, message]))
-  const messages = ids.map((id) => loaded.get(id) ?? null).filter(isPending)
+  const loaded = new Map(
+    (await deps.messages.loadMany(ids, INLINE_BYTES)).map((message) => [message.id, message]),
+  )
+  const messages = ids.flatMap((id) => loaded.get(id) ?? []).filter((m) => m.withheld || isPending(m))
   const slots: (Read | undefined)[] = []
   const failures: unknown[] = []
   let next = 0
@@ -59,11 +64,13 @@ export async function processBatch(deps: IngestJobDeps, ids: string[]): Promise<
     Array.from({ length: BATCH_CONCURRENCY }, async () => {
       while (next < messages.length) {
         const index = next++
-        const message = messages[index]!
+        const listed = messages[index]!
         const { writer, held } = holdSmallReports(deps.aggregates)
         try {
+          const message = listed.withheld ? await deps.messages.load(listed.id) : listed
+          if (!isPending(message)) continue
           const result = await readMessage({ ...deps, aggregates: writer }, message)
-          slots[index] = { id: message.id, held, result }
+          slots[index] = { id: listed.id, held, result }
         } catch (error) {
           // Storage trouble (its large report, a failure or TLS report): the message stays pending
           // and the batch is retried; what it held is dropped, stored by the retry.

@@ -172,3 +172,17 @@ test('a transaction that fails for one message is retried one by one: its neighb
     ['six', 0, 1],
   ])
 })
+
+test('a message past the batch load size is loaded on its own and stored with the batch', async () => {
+  const ips = Array.from({ length: 400 }, (_, i) => `10.1.${Math.floor(i / 250)}.${i % 250}`)
+  const xml = report({ id: 'eight', ips })
+  expect(xml.length).toBeGreaterThan(64 * 1024)
+  const ids = [await message(xml), await message(report({ id: 'nine', ips: ['10.2.0.1'] }))]
+  await processBatch(deps, ids)
+  expect((await messages(ids)).map((m) => m.status)).toEqual(['processed', 'processed'])
+  const reports = (await stored()).filter((r) => r.report_id === 'eight' || r.report_id === 'nine')
+  expect(reports.map((r) => [r.report_id, r.records])).toEqual([
+    ['eight', 400],
+    ['nine', 1],
+  ])
+})
