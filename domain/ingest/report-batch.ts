@@ -70,7 +70,12 @@ export function settle(outcomes: PayloadOutcome[], results: AggregateWriteResult
     if (outcome.status === 'quarantine' || outcome.kind !== 'aggregate' || outcome.id >= 0) return outcome
     const result = results[-outcome.id - 1]
     if (result === undefined) throw new Error(`no batch result for held report ${-outcome.id}`)
-    if (result.status === 'stored') return { ...outcome, id: result.reportId }
+    if (result.status === 'stored')
+      return {
+        ...outcome,
+        id: result.reportId,
+        detail: { ...outcome.detail, records: result.records, messages: result.messages },
+      }
     const { records: _r, messages: _m, ...detail } = outcome.detail ?? {}
     return { status: 'duplicate', kind: outcome.kind, id: result.reportId, detail }
   })
