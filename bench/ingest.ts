@@ -55,7 +55,7 @@ for (const name of domains) {
     values (${account.value.accountId}, ${name}, 'x', now())`)
 }
 const { accept, messages } = intake(runtime)
-const jobDeps = ingestJobDeps(runtime, messages)
+const jobDeps = ingestJobDeps(runtime, { messages, forensicTls: s.forensicTls })
 
 // 1. One report of 100,000 records (~42 MB of XML, gzipped in an email): intake to committed rows
 // and rollups.

@@ -28,6 +28,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   provider: 'DNS provider',
   report: 'report',
   spf_version: 'SPF version',
+  spf_proposal: 'SPF proposal',
   token: 'token',
   'embed key': 'embed key',
   user: 'user',
@@ -89,6 +90,10 @@ export function toHttp(failure: Failure): HttpFailure {
           limit: failure.limit,
         },
       }
+    case 'proposal_stale':
+      // A 409 like `delivery_in_progress`: approving cannot succeed by retrying the same request,
+      // the live record moved on (docs/api.md "DNS providers").
+      return { status: 409, body: { error: 'proposal_stale', message: failure.message } }
     case 'rate_limited':
       return {
         status: 429,
@@ -98,5 +103,8 @@ export function toHttp(failure: Failure): HttpFailure {
         },
         headers: { 'retry-after': String(failure.retryAfter) },
       }
+    case 'email_not_configured':
+      // 503: the installation cannot send it now (the API has no 409: docs/api.md, "Errors").
+      return { status: 503, body: { error: 'email_not_configured', message: failure.message } }
   }
 }

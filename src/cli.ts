@@ -168,7 +168,8 @@ async function run(
     case 'demo': {
       const { startBoss } = await import('../infrastructure/queue/pg-boss.ts')
       const { createQueues } = await import('../infrastructure/queue/catalogue.ts')
-      const { demoCommand, demoDeps } = await import('./cli/demo.ts')
+      const { demoCommand } = await import('./cli/demo.ts')
+      const { demoDeps } = await import('./compose/demo.ts')
       const boss = await startBoss(database, { background: false })
       try {
         await createQueues(boss)

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
 import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
+import { noTestEmail } from '../domain/notifications/test-email.ts'
 import { dnsWriteGate } from '../domain/rate-limits/dns-writes.ts'
 import type { RateLimitPolicy } from '../domain/rate-limits/fixed-window.ts'
 import { storeTlsReport } from '../domain/reports/store-failure-tls.ts'
@@ -26,6 +27,7 @@ import { requestId } from '../plugins/request-id.ts'
 import { routeTable } from '../plugins/route-table.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { intake, reportDomains, reportImport } from './compose/ingest.ts'
+import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
 import { spfUseCaseDeps } from './compose/spf.ts'
@@ -44,12 +46,14 @@ import { healthRoutes } from './routes/health.ts'
 import { ingestRoutes } from './routes/ingest.ts'
 import { ingestReportRoutes } from './routes/ingest-reports.ts'
 import { metricsRoutes } from './routes/metrics.ts'
+import { notificationRoutes } from './routes/notifications.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
 import { providerPublishRoutes } from './routes/provider-publish.ts'
 import { reportRoutes } from './routes/reports.ts'
 import { sourceRoutes } from './routes/sources.ts'
 import { spfRoutes } from './routes/spf.ts'
+import { spfProposalRoutes } from './routes/spf-proposals.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 
 export { intake } from './compose/ingest.ts'
@@ -107,7 +111,7 @@ export function buildApp(runtime: Runtime) {
   const s = processStores(runtime)
   const checks = checkDeps(runtime, s)
   const intakeDeps = intake(runtime)
-  const importReport = reportImport(runtime)
+  const importReport = reportImport(runtime, { ...intakeDeps, forensicTls: s.forensicTls })
   const providers = providerDeps(runtime, s.counter)
   // One DNS write gate for hosted DMARC and SPF management (provider writes count in the same scope).
   const dnsWrites = dnsWriteGate({
@@ -116,6 +120,9 @@ export function buildApp(runtime: Runtime) {
     now,
   })
   const spf = spfUseCaseDeps(s, runtime, dnsWrites)
+  // Notifications: chat test messages and last deliveries; the email test until the mail side composes one.
+  const chat = chatDeliveryDeps(runtime, s.notificationSettings, runtime.boss)
+  const testEmail = noTestEmail
   const auth: AuthDeps = {
     tokens: s.tokens,
     counter: s.counter,
@@ -167,8 +174,19 @@ export function buildApp(runtime: Runtime) {
         allowPrivate: config.webhookAllowPrivate,
       }),
     )
+    .use(
+      notificationRoutes({
+        settings: s.notificationSettings,
+        chat,
+        testEmail,
+        auth,
+        dns: runtime.dns,
+        allowPrivate: config.webhookAllowPrivate,
+      }),
+    )
     .use(spfRoutes({ spf, reports: s.reports, auth, providers }))
-    .use(forensicTlsRoutes({ store: s.forensicTls, reports: s.reports, auth, now }))
+    .use(spfProposalRoutes({ spf, auth, providers }))
+    .use(forensicTlsRoutes({ failureTls: s.forensicTls, reports: s.reports, auth, now }))
     .use(ingestReportRoutes({ importReport, auth, maxMessageBytes: config.ingestMaxMessageBytes }))
     .use(
       ingestRoutes({
@@ -243,6 +261,8 @@ export function buildApp(runtime: Runtime) {
         importReport,
         providers,
         spf,
+        chat,
+        testEmail,
       }),
     )
   routes.load(app.routes)

@@ -8,7 +8,7 @@ import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/in
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { pgSpfStore } from '../infrastructure/repositories/pg-spf-store.ts'
+import { hostedRecordLookup } from './compose/stores.ts'
 import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { openDatabase } from './open-database.ts'
@@ -42,7 +42,7 @@ const now = () => new Date()
 const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
 await createQueues(boss)
 const secrets = await openSecretBox(config)
-const hostedRecords = pgSpfStore(database.db, { zone: config.spf.zone })
+const hostedRecords = hostedRecordLookup({ database, config })
 const runtime = {
   config,
   database,
@@ -79,28 +79,27 @@ const metricsServer =
         }),
       })
     : null
+// The SMTP/LMTP listener and the CLI pipe hand messages to one intake (one ingest-key cache).
+const mailIntake = { ...intake(runtime), logger }
 // The SMTP/LMTP listener makes the service an MX for its report domain (runs with the API).
 const smtp =
   config.smtp !== null && config.role !== 'worker'
-    ? await startSmtpListener(
-        { ...intake(runtime), logger },
-        {
-          host: config.smtp.host,
-          port: config.smtp.port,
-          lmtp: config.smtp.lmtp,
-          maxMessageBytes: config.ingestMaxMessageBytes,
-        },
-      )
+    ? await startSmtpListener(mailIntake, {
+        host: config.smtp.host,
+        port: config.smtp.port,
+        lmtp: config.smtp.lmtp,
+        maxMessageBytes: config.ingestMaxMessageBytes,
+      })
     : null
 // The embedded database's holder takes `bun run cli ingest` messages on DATA_DIR/intake.sock, so a
 // mail server's burst of pipe processes costs no database sessions (docs/ingestion.md).
 const intakeSocketPath = join(resolve(config.dataDir), INTAKE_SOCKET_FILE)
 const intakeSocket =
   database.kind === 'pglite' && intakeSocketPath.length <= 107
-    ? await serveIntakeSocket(
-        { ...intake(runtime), logger },
-        { path: intakeSocketPath, maxMessageBytes: config.ingestMaxMessageBytes },
-      )
+    ? await serveIntakeSocket(mailIntake, {
+        path: intakeSocketPath,
+        maxMessageBytes: config.ingestMaxMessageBytes,
+      })
     : null
 // The authoritative responder for SPF_ZONE (managed SPF and DMARC records) runs with the API.
 const responder =

@@ -1,13 +1,14 @@
 import type { PgBoss } from 'pg-boss'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { registerJobs } from '../infrastructure/queue/handlers.ts'
-import { reflattenManagedRecords } from '../infrastructure/repositories/pg-spf-store.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
 import { providerDeps } from './compose/dns-providers.ts'
 import { ingestJobDeps, intake } from './compose/ingest.ts'
 import { housekeeping } from './compose/maintenance.ts'
+import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
+import { reflattenStep } from './compose/spf.ts'
 import { processStores } from './compose/stores.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
 import type { Runtime } from './compose.ts'
@@ -16,6 +17,7 @@ import { dnsProviderJobs } from './jobs/dns-providers.ts'
 import { ingestJobs } from './jobs/ingest.ts'
 import { mailboxJobs } from './jobs/mailboxes.ts'
 import { maintenanceJobs } from './jobs/maintenance.ts'
+import { notificationJobs } from './jobs/notifications.ts'
 import { policyJobs } from './jobs/policy.ts'
 import { postureJobs } from './jobs/posture.ts'
 import { spfJobs } from './jobs/spf.ts'
@@ -36,7 +38,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
   const workers = await registerJobs(boss, [
     ...maintenanceJobs({ housekeeping: housekeeping(runtime.database.db), now: runtime.now }),
-    ...ingestJobs(ingestJobDeps({ ...runtime, boss }, messages)),
+    ...ingestJobs(ingestJobDeps({ ...runtime, boss }, { messages, forensicTls: s.forensicTls })),
     ...mailboxJobs(
       { accept, logger: runtime.logger },
       {
@@ -48,12 +50,10 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
     ),
     ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
     ...webhooks.handlers,
+    // Slack and Teams messages of alert events (docs/notifications.md).
+    ...notificationJobs(chatDeliveryDeps(runtime, s.notificationSettings, boss)),
     ...spfJobs({
-      reflatten: (input) =>
-        reflattenManagedRecords(
-          { db: runtime.database.db, dns: runtime.dns, now: runtime.now, zone: config.spf.zone },
-          input,
-        ),
+      reflatten: reflattenStep(s, runtime),
       logger: runtime.logger,
       reflattenHours: config.spf.reflattenHours,
     }),

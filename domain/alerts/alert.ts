@@ -30,6 +30,7 @@ export const ALERT_TYPES = [
   'webhook_delivery_failing',
   'ingest_quarantine_growing',
   'dns_write_failing',
+  'dns_provider_read_failing',
 ] as const
 
 export type AlertType = (typeof ALERT_TYPES)[number]

@@ -15,7 +15,9 @@ import type {
 } from './ports.ts'
 import { CHANGE_ALERT_TYPES, changeAlerts, changeScope } from './rules/changes.ts'
 import {
+  DNS_READ_SCOPE,
   DNS_WRITE_SCOPE,
+  dnsReadAlerts,
   dnsWriteAlerts,
   type NoReportsInput,
   noReportsAlerts,
@@ -232,10 +234,11 @@ async function domainOperations(
 export async function evaluateAccount(deps: EvaluationDeps, accountId: string): Promise<AppliedPlan> {
   const { facts, operations } = deps
   const now = deps.now()
-  const [webhook, quarantine, failingWrites] = await Promise.all([
+  const [webhook, quarantine, failingWrites, failingReads] = await Promise.all([
     operations.webhookFacts(accountId),
     operations.quarantine(accountId, now),
     operations.failingWrites(accountId),
+    operations.failingReads(accountId),
   ])
   const total = tally()
   add(
@@ -243,8 +246,13 @@ export async function evaluateAccount(deps: EvaluationDeps, accountId: string): 
     await apply(
       deps,
       { accountId, domainId: null },
-      [...webhookAlerts(webhook), ...quarantineAlerts(quarantine), ...dnsWriteAlerts(failingWrites)],
-      { ...mergeScopes(WEBHOOK_SCOPE, QUARANTINE_SCOPE, DNS_WRITE_SCOPE), domain: null },
+      [
+        ...webhookAlerts(webhook),
+        ...quarantineAlerts(quarantine),
+        ...dnsWriteAlerts(failingWrites),
+        ...dnsReadAlerts(failingReads),
+      ],
+      { ...mergeScopes(WEBHOOK_SCOPE, QUARANTINE_SCOPE, DNS_WRITE_SCOPE, DNS_READ_SCOPE), domain: null },
       now,
     ),
   )

@@ -7,7 +7,7 @@ import type { Posture, PostureFindings } from '../posture/posture.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { AlertSeverity, AlertType } from './alert.ts'
 import type { OpenAlert, ReconcilePlan, ResolveReason } from './lifecycle.ts'
-import type { FailingWrite, QuarantineFacts, WebhookFacts } from './rules/operations.ts'
+import type { FailingRead, FailingWrite, QuarantineFacts, WebhookFacts } from './rules/operations.ts'
 
 /** An alert as the API shows it: the open alert's fields, and where it stands. */
 export interface StoredAlert extends Omit<OpenAlert, 'details'> {
@@ -114,6 +114,8 @@ export interface OperationsFacts {
   failureReportsAfter(accountId: string, domainId: number, after: Date | null): Promise<NewFailureReport[]>
   /** Records whose last provider write failed (docs/alerts.md, `dns_write_failing`). */
   failingWrites(accountId: string): Promise<FailingWrite[]>
+  /** Provider connections whose last read failed (docs/alerts.md, `dns_provider_read_failing`). */
+  failingReads(accountId: string): Promise<FailingRead[]>
 }
 
 /** The report figures the report rules read: the same daily rollups policy progression reads. */

@@ -6,7 +6,9 @@
 import { discoverDmarc } from '../dmarc/discovery.ts'
 import { type HostedDmarcView, hostedView, type PolicyLevel, policyLevelOf } from '../dmarc/hosting.ts'
 import { type DmarcDomain, delegationOf } from '../dmarc/hosting-use-cases.ts'
+import type { ProviderProblem } from '../dns-providers/use-cases.ts'
 import type { Period } from '../reports/period.ts'
+import type { Failure } from '../shared/result.ts'
 import { classifyStats } from '../sources/list-sources.ts'
 import {
   type DmarcPolicyState,
@@ -51,6 +53,11 @@ export interface Evaluation {
   lastChange: PolicyChange | null
   sinceLastChange: LastChange | null
   decision: ProgressionDecision
+  /**
+   * Why the DNS provider holding the zone could not be read (HTTP error, credentials, timeout);
+   * null otherwise. The daily run fails on it so the job retries (docs/policy-progression.md).
+   */
+  readFailure: Failure | ProviderProblem | null
 }
 
 const DAY = 86_400_000
@@ -84,6 +91,7 @@ export async function evaluateProgression(
   let pointed: boolean | null = null
   let inForce: RecordInForce | null = null
   let unreadable: string | undefined
+  let readFailure: Failure | ProviderProblem | null = null
   const zone = hosted === null ? await zoneRecord(deps, input.accountId, domain.name) : null
   if (hosted !== null) {
     level = hosted
@@ -97,6 +105,7 @@ export async function evaluateProgression(
     inForce = { record: zone.record, ...zone.level, home: 'provider' }
   } else {
     unreadable = zone?.problem
+    readFailure = zone?.readFailure ?? null
     const published = await discoverDmarc({ dns: deps.dns }, domain.name)
     level = {
       policy: published.appliedPolicy?.policy ?? 'missing',
@@ -133,6 +142,7 @@ export async function evaluateProgression(
     lastChange,
     sinceLastChange,
     decision,
+    readFailure,
   }
 }
 
@@ -159,13 +169,18 @@ async function zoneRecord(
   deps: ProgressionDeps,
   accountId: string,
   domain: string,
-): Promise<{ record: string; level: PolicyLevel } | { problem: string } | null> {
+): Promise<
+  { record: string; level: PolicyLevel } | { problem: string; readFailure?: Failure | ProviderProblem } | null
+> {
   if (deps.zoneDmarc === undefined) return null
   const read = await deps.zoneDmarc.read(accountId, domain)
   if (!read.ok) {
     const { failure } = read
     const why = 'message' in failure ? failure.message : failure.code
-    return { problem: `the DNS provider holding the zone of ${domain} could not be read (${why})` }
+    return {
+      problem: `the DNS provider holding the zone of ${domain} could not be read (${why})`,
+      readFailure: failure,
+    }
   }
   if (read.value === null) return null
   const record = read.value.record

@@ -79,7 +79,10 @@ export type RunOutcome =
   | 'held'
   | 'conflict'
   | 'skipped'
-  /** The write through the DNS provider failed: the previous record is in place; the job retries. */
+  /**
+   * Reading or writing through the DNS provider failed: the previous record is in place; the job
+   * retries.
+   */
   | 'failed'
 
 /** The daily run for one domain (src/jobs/policy.ts). */
@@ -92,6 +95,13 @@ export async function runProgression(
   const evaluation = await evaluateProgression(deps, { accountId: input.accountId, domain })
   const { decision, inForce: hosted } = evaluation
   const at = deps.now()
+  // The provider could not be read: nothing is decided on a record not seen, and the job retries
+  // (the failed read raised dns_provider_read_failing, domain/dns-providers/read-health.ts).
+  const unread = evaluation.readFailure
+  if (unread !== null) {
+    const why = 'message' in unread ? unread.message : unread.code
+    return { outcome: 'failed', decision, error: `reading the DNS provider failed: ${why}` }
+  }
   if (decision.action === 'hold' || hosted === null) {
     // A proposal that no longer holds is withdrawn rather than left for approval.
     await deps.store.withdraw(input.accountId, domain.id)
@@ -142,9 +152,17 @@ export async function approveProposal(
   }
   const evaluation = await evaluateProgression(deps, { accountId: input.accountId, domain })
   const { decision, inForce: hosted } = evaluation
+  // A provider that cannot be read says nothing about the proposal: it keeps waiting (502).
+  if (evaluation.readFailure !== null) return { ok: false, failure: evaluation.readFailure }
+  if (hosted !== null && hosted.record !== pending.fromRecord) {
+    await deps.store.withdraw(input.accountId, domain.id)
+    return fail({
+      code: 'proposal_stale',
+      message: `The DMARC record of ${domain.name} changed since this proposal was made (it is now "${hosted.record}"); the proposal was withdrawn.`,
+    })
+  }
   const holds =
     hosted !== null &&
-    hosted.record === pending.fromRecord &&
     decision.kind === pending.kind &&
     decision.target !== null &&
     samePolicy(decision.target, pending.to)
@@ -160,6 +178,20 @@ export async function approveProposal(
     proposalId: pending.id,
     rollsBack: pending.kind === 'rollback' ? evaluation.lastChange?.id : undefined,
   })
+}
+
+/** Discards the waiting proposal of an `assisted` domain; nothing is written. */
+export async function rejectProposal(
+  deps: Pick<ProgressionDeps, 'store'>,
+  input: { accountId: string; name: string; actor: string },
+): Promise<Result<{ domain: string; rejected: PolicyChange }>> {
+  const found = await findDmarcDomain(deps.store, input.accountId, input.name)
+  if (!found.ok) return found
+  const domain = found.value
+  const pending = await deps.store.pending(input.accountId, domain.id)
+  if (pending === null || !(await deps.store.withdraw(input.accountId, domain.id)))
+    return invalid('proposal', `No DMARC policy change of ${domain.name} is waiting for approval.`)
+  return ok({ domain: domain.name, rejected: { ...pending, status: 'withdrawn' } })
 }
 
 /** Returns the policy to where the last change in force started (docs/policy-progression.md). */

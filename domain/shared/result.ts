@@ -10,6 +10,10 @@ export type Failure =
   | { code: 'dns_provider_authentication_failed'; provider: string }
   | { code: 'payload_too_large'; limit: number }
   | { code: 'rate_limited'; retryAfter: number }
+  /** A test email asked for while this installation sends no notification mail (docs/notifications.md). */
+  | { code: 'email_not_configured'; message: string }
+  /** A proposal whose record changed at the DNS provider since it was made (docs/api.md, 409). */
+  | { code: 'proposal_stale'; message: string }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
 

@@ -105,3 +105,13 @@ export interface SourceActivityReader {
  * `rate_limited` failure when it is spent. Called only when a change is about to be saved.
  */
 export type DnsWriteBudget = (accountId: string) => Promise<Result<null>>
+
+/** The records the authoritative DNS responder serves under SPF_ZONE (docs/hosted-dns.md). */
+export interface HostedTxtLookup {
+  /**
+   * What the DNS responder serves at `name`: its TXT records; `{ txt: [] }` for the zone and the
+   * names above it (empty non-terminals when the responder's apex is higher, docs/hosted-dns.md);
+   * null for a name that does not exist.
+   */
+  hostedTxt(name: string): Promise<{ txt: string[] } | null>
+}

@@ -2,18 +2,22 @@
 // record add-to-spf computes (the user's record with the new term, or with `include:<hosted>` for a
 // managed domain) is, at automation level `automatic`, written through the provider with the
 // ordinary write path (docs/dns-providers.md "A write": plan, DNS-write limit, apply, read back,
-// audit, rollback); at `assisted` it is planned only, the diff returned as a proposal; at `manual`
+// audit, rollback); at `assisted` it is planned and stored as a proposal with its diff (proposals.ts:
+// approving writes it the same way); at `manual`
 // nothing is planned (the record to publish is the answer, as without a provider). A write that
 // fails leaves the previous record in place. docs/spf-management.md "Through a connected provider".
 
-import { type PublishDeps, settlePlan } from '../dns-providers/publish.ts'
+import type { PublishDeps } from '../dns-providers/publish.ts'
 import { zoneFor } from '../dns-providers/use-cases.ts'
-import { DEFAULT_TTL, type Plan, planSet } from '../dns-providers/writes.ts'
+import type { Plan } from '../dns-providers/writes.ts'
 import type { AutomationLevel } from '../domains/domain.ts'
 import { ok, type Result } from '../shared/result.ts'
 import { isSpfRecord } from '../spf/record.ts'
 import type { SpfWriteDeps } from './managed-change.ts'
 import type { SpfStore } from './ports.ts'
+import type { SpfProposalStore } from './proposals.ts'
+import { planSpfRecord, writeSpfPlan } from './provider-write.ts'
+import type { PublishedSpf } from './published-record.ts'
 import {
   type AddSourceInput,
   type AddSourceResult,
@@ -28,10 +32,26 @@ import type { UserRecord } from './user-record.ts'
 export type ProviderSync =
   /** Written and read back (`write.status` says whether DNS shows it yet). */
   | { status: 'written'; plan: Plan; writeId: string; verified: boolean }
-  /** `assisted`: the change planned, not written; approving it is publishing it (spf/publish). */
-  | { status: 'proposed'; plan: Plan }
+  /**
+   * `assisted`: the change planned, not written, and stored as a proposal (proposals.ts) that
+   * approving writes; `proposalId` null only where no proposal store is wired.
+   */
+  | { status: 'proposed'; plan: Plan; proposalId: number | null }
   /** The write (or reading the provider) failed: the previous record is in place. */
-  | { status: 'failed'; plan: Plan | null; error: string; writeId: string | null }
+  | {
+      status: 'failed'
+      plan: Plan | null
+      error: string
+      writeId: string | null
+      /** The provider holds another SPF record than the one the change was computed from. */
+      behind?: true
+    }
+
+/** What the provider path needs beside the SPF use cases' deps; without `providers`, nothing. */
+export interface ProviderAutomation {
+  providers?: PublishDeps
+  proposals?: SpfProposalStore
+}
 
 const messageOf = (failure: { code: string; message?: string }) => failure.message ?? failure.code
 
@@ -46,65 +66,107 @@ export async function syncSpfThroughProvider(
     domain: string
     automation: AutomationLevel
     record: string
+    /**
+     * The SPF record the change was computed from (the one published over DNS; null: none).
+     * When given and the provider holds another, nothing is planned: the change would drop what
+     * the newer record holds (DNS not showing the provider's latest record yet, an edit meanwhile).
+     */
+    basedOn?: string | null
     actor: string
     reason: string
   },
+  propose: (plan: Plan) => Promise<number | null> = async () => null,
 ): Promise<ProviderSync | null> {
   if (input.automation === 'manual') return null
   const target = await zoneFor(deps, input.accountId, input.domain)
   if (!target.ok) return { status: 'failed', plan: null, error: messageOf(target.failure), writeId: null }
   if (target.value === null) return null
-  // The TXT set at the apex keeps its other values (site verifications); every SPF value is
-  // replaced by the one record (two would be a permerror, RFC 7208 §4.5).
-  const set = { name: input.domain, type: 'TXT', ttl: DEFAULT_TTL, values: [input.record] }
-  const planned = await planSet(target.value, input.domain, set, {
-    keep: (value) => !isSpfRecord(value),
-    keepTtl: true,
-  })
+  const planned = await planSpfRecord(target.value, input.domain, input.record)
   if (!planned.ok) return { status: 'failed', plan: null, error: messageOf(planned.failure), writeId: null }
   const plan = planned.value
   if (!plan.changed) return null
-  if (input.automation === 'assisted') return { status: 'proposed', plan }
-  const settled = await settlePlan(deps, plan, { ...input, dryRun: false })
-  if (!settled.ok) {
-    const failure = settled.failure
+  const held = (plan.before?.values ?? []).filter(isSpfRecord)
+  if (
+    input.basedOn !== undefined &&
+    !(
+      held.length === (input.basedOn === null ? 0 : 1) &&
+      (input.basedOn === null || held[0] === input.basedOn)
+    )
+  )
+    return {
+      status: 'failed',
+      plan: null,
+      error: `the SPF record at the DNS provider (${JSON.stringify(held)}) is not the one published over DNS that this change was made from (${JSON.stringify(input.basedOn)}): nothing was written; try again once DNS shows the provider's record`,
+      writeId: null,
+      behind: true,
+    }
+  if (input.automation === 'assisted') return { status: 'proposed', plan, proposalId: await propose(plan) }
+  const written = await writeSpfPlan(deps, target.value, plan, input)
+  if (!written.ok) {
+    const failure = written.failure
     const writeId = 'writeId' in failure ? (failure.writeId ?? null) : null
     return { status: 'failed', plan, error: messageOf(failure), writeId }
   }
-  const write = settled.value.write!
-  if (write.status === 'failed') {
-    // Accepted, but the provider holds something else: the previous record goes back.
-    if (plan.before !== null) await target.value.provider.upsertRecordSet(target.value.zone, plan.before)
-    return { status: 'failed', plan, error: write.error ?? 'not kept by the provider', writeId: write.id }
-  }
+  const write = written.value!
   return { status: 'written', plan, writeId: write.id, verified: write.status === 'verified' }
 }
 
 /**
  * After an SPF change: the record the user publishes (`publish`) through a connected provider,
- * according to the domain's automation level. Only a verified domain's DNS is written (contract
- * §4), and only when its record changes; without provider deps nothing is done.
+ * according to the domain's automation level. Only a verified domain's DNS is written
+ * (domain/domains/account-domain.ts), and only when its record changes; without provider deps
+ * nothing is done.
  */
 async function publishAfterChange(
-  deps: { store: Pick<SpfStore, 'domain'>; providers?: PublishDeps },
-  input: { accountId: string; domain: string; publish: UserRecord; actor: string; reason: string },
+  deps: { store: Pick<SpfStore, 'domain'>; now: () => Date } & ProviderAutomation,
+  input: {
+    accountId: string
+    domain: string
+    publish: UserRecord
+    /** The record `publish` was computed from (published over DNS). */
+    published: PublishedSpf
+    actor: string
+    reason: string
+  },
 ): Promise<ProviderSync | null> {
-  if (deps.providers === undefined || !input.publish.changed) return null
+  const { providers, proposals } = deps
+  if (providers === undefined || !input.publish.changed) return null
   const found = await deps.store.domain(input.accountId, input.domain)
   if (found === null || !found.verified) return null
-  return syncSpfThroughProvider(deps.providers, {
-    accountId: input.accountId,
-    domain: input.domain,
-    automation: found.automationLevel,
-    record: input.publish.record,
-    actor: input.actor,
-    reason: input.reason,
-  })
+  const propose = async (plan: Plan) => {
+    if (proposals === undefined) return null
+    const held = (plan.before?.values ?? []).filter(isSpfRecord)
+    const stored = await proposals.propose(input.accountId, found.id, {
+      // Several SPF values are replaced by the one record; the first stands for them (a stale
+      // check on approval compares the whole set anyway).
+      fromRecord: held[0] ?? null,
+      toRecord: input.publish.record,
+      before: plan.before,
+      after: plan.after,
+      reason: input.reason,
+      actor: input.actor,
+      at: deps.now(),
+    })
+    return stored.id
+  }
+  return syncSpfThroughProvider(
+    providers,
+    {
+      accountId: input.accountId,
+      domain: input.domain,
+      automation: found.automationLevel,
+      record: input.publish.record,
+      basedOn: input.published.record,
+      actor: input.actor,
+      reason: input.reason,
+    },
+    propose,
+  )
 }
 
 /** add-to-spf, then the user's record through a connected provider (publishAfterChange). */
 export async function addSourceThroughProvider(
-  deps: SourceDeps & { providers?: PublishDeps },
+  deps: SourceDeps & ProviderAutomation,
   input: AddSourceInput,
 ): Promise<Result<AddSourceResult & { provider: ProviderSync | null }>> {
   const added = await addSourceToSpf(deps, input)
@@ -114,6 +176,7 @@ export async function addSourceThroughProvider(
     accountId: input.accountId,
     domain: result.domain,
     publish: result.publish,
+    published: result.published,
     actor: input.actor,
     reason: `add-to-spf ${input.ip} (POST /domains/${result.domain}/sources/${input.ip}/add-to-spf)`,
   })
@@ -122,7 +185,7 @@ export async function addSourceThroughProvider(
 
 /** Activation, then the record including the hosted one through a connected provider. */
 export async function activateThroughProvider(
-  deps: SpfWriteDeps & { providers?: PublishDeps },
+  deps: SpfWriteDeps & ProviderAutomation,
   input: ActivateInput,
 ): Promise<Result<ActivateResult & { provider: ProviderSync | null }>> {
   const activated = await activate(deps, input)
@@ -132,6 +195,7 @@ export async function activateThroughProvider(
     accountId: input.accountId,
     domain: result.domain,
     publish: result.view.publish,
+    published: result.published,
     actor: input.actor,
     reason: `SPF management activated (POST /domains/${result.domain}/spf/activate)`,
   })
@@ -140,7 +204,7 @@ export async function activateThroughProvider(
 
 /** Detection, then (applied at `automatic`) the user's record through a connected provider. */
 export async function detectThroughProvider(
-  deps: SourceDeps & { providers?: PublishDeps },
+  deps: SourceDeps & ProviderAutomation,
   input: Parameters<typeof detectSources>[1],
 ): Promise<Result<DetectResult & { provider: ProviderSync | null }>> {
   const detected = await detectSources(deps, input)
@@ -152,6 +216,7 @@ export async function detectThroughProvider(
           accountId: input.accountId,
           domain: result.domain,
           publish: result.managed.publish,
+          published: result.published,
           actor: input.actor,
           reason: `detected sources (POST /domains/${result.domain}/spf/detect-sources)`,
         })

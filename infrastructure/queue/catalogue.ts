@@ -119,6 +119,21 @@ export const DELIVER_WEBHOOK = queue<DeliverJob>('webhooks.deliver', {
   expireInSeconds: 120,
 })
 
+// One job per Slack or Teams attempt (src/jobs/notifications.ts; enqueued by pg-chat-deliveries.ts
+// from the webhook relay, in the transaction that writes the delivery). Same policy as webhook
+// attempts: a channel's failure is a recorded attempt, pg-boss retries only cover our own trouble.
+export interface ChatJob {
+  deliveryId: string
+  attempt: number
+}
+export const DELIVER_CHAT = queue<ChatJob>('notifications.chat', {
+  retryLimit: 20,
+  retryDelay: 5,
+  retryBackoff: true,
+  retryDelayMax: 600,
+  expireInSeconds: 120,
+})
+
 // Alert evaluation (src/jobs/alerts.ts): one job per domain or account, stately so that a key waits
 // at most once; a failed evaluation retries with backoff. The stores that write the facts enqueue at
 // once (alert-triggers.ts: a posture check in its transaction; aggregate and failure reports
@@ -187,6 +202,7 @@ export const QUEUES: readonly QueueSpec<object>[] = [
   POLL_MAILBOXES,
   REFLATTEN_SPF,
   DELIVER_WEBHOOK,
+  DELIVER_CHAT,
   SCHEDULE_POSTURE_ALERTS,
   SCHEDULE_REPORT_ALERTS,
   SCHEDULE_OPERATIONS_ALERTS,

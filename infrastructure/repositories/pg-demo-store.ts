@@ -1,8 +1,9 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, count, eq, inArray, sql } from 'drizzle-orm'
 import type { DemoStore } from '../../domain/demo/demo-use-cases.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { domains } from '../db/schema/domains.ts'
+import { ingestMessages } from '../db/schema/reports.ts'
 
 // The demo domain (docs/demo.md). It is added verified without a domain.verified event: nobody
 // proved anything, and a user's webhook should not hear of a domain they never published.
@@ -46,4 +47,13 @@ export function pgDemoStore(db: Db): DemoStore {
       })
     },
   }
+}
+
+/** How many of the demo's messages still wait for the report job (the command waits for a worker). */
+export async function pendingDemoMessages(db: Db, ids: string[]): Promise<number> {
+  const [row] = await db
+    .select({ pending: count() })
+    .from(ingestMessages)
+    .where(and(inArray(ingestMessages.id, ids), eq(ingestMessages.status, 'pending')))
+  return row?.pending ?? 0
 }

@@ -1,6 +1,8 @@
 import { and, count, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
+import type { JobMessageStore, StoredMessage } from '../../domain/ingest/ports.ts'
+import type { QuarantinedMessage, QuarantineStore } from '../../domain/ingest/quarantine.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
@@ -15,31 +17,6 @@ import { pgArray } from './sql-tx.ts'
  * value per message would cost the intake and the worker several copies of a 64 MB message.
  */
 export const MESSAGE_PIECE_BYTES = 1024 * 1024
-
-export interface StoredMessage {
-  id: string
-  accountId: string
-  source: string
-  recipient: string | null
-  /** The message when stored in one value; null when in pieces (or gone by retention). */
-  raw: Uint8Array | null
-  /** How many pieces hold the message (0 when it is in raw). */
-  pieces: number
-  size: number
-  sha256: string
-  receivedAt: Date
-  status: 'pending' | 'processed' | 'quarantined'
-}
-
-export interface QuarantinedMessage {
-  id: string
-  source: string
-  recipient: string | null
-  size: number
-  receivedAt: Date
-  code: string
-  reason: string
-}
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
@@ -284,7 +261,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       })
     },
   }
-  return store satisfies IngestMessageStore
+  return store satisfies IngestMessageStore & QuarantineStore & JobMessageStore
 }
 
 export type PgIngestMessageStore = ReturnType<typeof pgIngestMessageStore>

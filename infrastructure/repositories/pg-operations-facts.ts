@@ -1,6 +1,11 @@
 import { sql } from 'drizzle-orm'
 import type { NewFailureReport, OperationsFacts } from '../../domain/alerts/ports.ts'
-import type { FailingWrite, QuarantineFacts, WebhookFacts } from '../../domain/alerts/rules/operations.ts'
+import type {
+  FailingRead,
+  FailingWrite,
+  QuarantineFacts,
+  WebhookFacts,
+} from '../../domain/alerts/rules/operations.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
 // The figures of the operations alerts (is dmarcwatch itself still hearing and telling?): webhook
@@ -76,6 +81,21 @@ export function pgOperationsFacts(db: Db): OperationsFacts {
         actor: String(row.actor),
         error: (row.error as string | null) ?? null,
         at: toDate(row.created_at),
+      }))
+    },
+
+    /** Connections whose last read failed (domain/dns-providers/read-health.ts). */
+    async failingReads(accountId: string): Promise<FailingRead[]> {
+      const rows = rowsOf<Record<string, unknown>>(
+        await db.execute(sql`select id, provider, name, read_error, read_failed_at from dns_provider_connections
+          where account_id = ${accountId} and read_failed_at is not null order by created_at, id`),
+      )
+      return rows.map((row) => ({
+        connectionId: String(row.id),
+        provider: String(row.provider),
+        name: String(row.name),
+        error: (row.read_error as string | null) ?? null,
+        at: toDate(row.read_failed_at),
       }))
     },
 

@@ -1,4 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm'
+import type { Summary } from '../../domain/reports/aggregate-reads.ts'
 import { type Period, splitWeeks } from '../../domain/reports/period.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
@@ -7,21 +8,6 @@ import { type Db, rowsOf } from '../db/database.ts'
 // records; every query is scoped by account (and by the domain's account for domain views).
 
 const num = (value: unknown) => Number(value ?? 0)
-
-export interface Summary {
-  totals: {
-    messages: number
-    dmarc_pass: number
-    dkim_aligned: number
-    spf_aligned: number
-    reports: number
-  }
-  rates: { dmarc_pass: number | null; dkim_aligned: number | null; spf_aligned: number | null }
-  daily: { day: string; messages: number; dmarc_pass: number; dkim_aligned: number; spf_aligned: number }[]
-  dispositions: { disposition: string; messages: number }[]
-  top_failing_sources: { source_ip: string; ptr: string | null; failing: number }[]
-  reporters: { org_name: string; reports: number; messages: number }[]
-}
 
 const rate = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 10000) / 100)
 

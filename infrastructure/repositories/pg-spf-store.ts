@@ -1,15 +1,14 @@
 import { and, asc, count, desc, eq, lt, ne } from 'drizzle-orm'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { offsetOf } from '../../domain/shared/pagination.ts'
 import type { HostedRecords, ManagedSpfConfig } from '../../domain/spf-management/managed-record.ts'
 import type {
+  HostedTxtLookup,
   ManagedState,
   ReplanItem,
   SaveOutcome,
   SpfChange,
   SpfStore,
 } from '../../domain/spf-management/ports.ts'
-import { reflattenDue } from '../../domain/spf-management/reflatten.ts'
 import type { SpfVersion } from '../../domain/spf-management/spf-change.ts'
 import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
@@ -55,15 +54,6 @@ const toState = (row: StateRow): ManagedState => ({
 
 /** Lower-case, without the trailing dot: how hosted_records names are stored. */
 const ownerName = (name: string) => name.trim().toLowerCase().replace(/\.$/, '')
-
-export interface HostedTxtLookup {
-  /**
-   * What the DNS responder serves at `name`: its TXT records; `{ txt: [] }` for the zone and the
-   * names above it (empty non-terminals when the responder's apex is higher, docs/hosted-dns.md);
-   * null for a name that does not exist.
-   */
-  hostedTxt(name: string): Promise<{ txt: string[] } | null>
-}
 
 export function pgSpfStore(db: Db, options: { zone: string }): SpfStore & HostedTxtLookup {
   const zone = ownerName(options.zone)
@@ -247,16 +237,4 @@ export function pgSpfStore(db: Db, options: { zone: string }): SpfStore & Hosted
       return null
     },
   }
-}
-
-/**
- * The scheduled re-flatten (wired by a job): re-plans managed records planned more than
- * `olderThanHours` ago; returns how many it looked at (see `reflattenDue`).
- */
-export function reflattenManagedRecords(
-  deps: { db: Db; dns: DnsResolver; now: () => Date; zone: string },
-  input: { olderThanHours: number; limit: number },
-): Promise<number> {
-  const store = pgSpfStore(deps.db, { zone: deps.zone })
-  return reflattenDue({ store, dns: deps.dns, now: deps.now, zone: deps.zone }, input)
 }

@@ -5,6 +5,7 @@ import type { Db } from '../db/database.ts'
 import { events } from '../db/schema/events.ts'
 import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schema/webhooks.ts'
 import { DELIVER_WEBHOOK, type DeliverJob, insert, send } from '../queue/catalogue.ts'
+import { dispatchChat } from './pg-chat-deliveries.ts'
 
 // The outbox relay and the delivery chain's bookkeeping (issue #6). Every write that starts or
 // continues a chain enqueues its pg-boss job in the same transaction, so a delivery is never pending
@@ -40,6 +41,8 @@ export function pgWebhookRelay(db: Db, boss: PgBoss) {
           .limit(limit)
           .for('update', { skipLocked: true })
         if (taken.length === 0) return { events: 0, deliveries: 0 }
+        // Alert events also go to the account's Slack and Teams channels (docs/notifications.md).
+        await dispatchChat(tx, boss, taken, now)
         const accounts = [...new Set(taken.map((e) => e.accountId))]
         const urls = new Map(
           (

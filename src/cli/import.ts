@@ -5,7 +5,7 @@ import type { Database } from '../../infrastructure/db/database.ts'
 import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
-import { reportImport } from '../compose/ingest.ts'
+import { intake, reportImport } from '../compose/ingest.ts'
 import { resolvers, stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { countItems, type ImportContext, type ImportItem, importBlob } from '../wiring/import-items.ts'
@@ -112,7 +112,11 @@ export async function runImport(
     const now = () => new Date()
     // Quarantine reasons are in the lines; the job code's own log lines would only repeat them.
     const logger = jsonLogger('error', (line) => process.stderr.write(line))
-    const importer = reportImport({ config, database, boss, logger, now, ...resolvers(config, now) })
+    const runtime = { config, database, boss, logger, now, ...resolvers(config, now) }
+    const importer = reportImport(runtime, {
+      ...intake(runtime),
+      forensicTls: stores(database, boss).forensicTls,
+    })
     const context: ImportContext = {
       importer,
       accountId: member.accountId,

@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
+import { watchReads } from '../../domain/dns-providers/read-health.ts'
 import type { WriteDeps } from '../../domain/dns-providers/writes.ts'
 import { dnsWriteGate } from '../../domain/rate-limits/dns-writes.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
@@ -11,6 +12,7 @@ import { pgConnectionStore, pgImportStore } from '../../infrastructure/repositor
 import { pgWriteStore } from '../../infrastructure/repositories/pg-dns-provider-writes.ts'
 import { pgDomainStore } from '../../infrastructure/repositories/pg-domain-store.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
+import { pgProviderReadHealth } from '../../infrastructure/repositories/pg-provider-read-health.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import type { Runtime } from '../compose.ts'
 
@@ -43,7 +45,12 @@ export function dnsProviderDeps(wiring: ProviderWiring): ProviderDeps {
     connections,
     imports: pgImportStore(db, { boss: wiring.boss }),
     build: registry.build,
-    open: providerOpener(registry, connections.secretOf),
+    // Every read through a connection is reported: a failing one raises dns_provider_read_failing.
+    open: watchReads(
+      providerOpener(registry, connections.secretOf),
+      pgProviderReadHealth(db, wiring.boss),
+      wiring.now,
+    ),
     writes: pgWriteStore(db),
     domains: pgDomainStore(db),
     organizations: pgOrganizationStore(db),

@@ -8,7 +8,6 @@ import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { pgReportBatchStore } from '../../infrastructure/repositories/aggregate-report-batch.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
-import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
@@ -54,6 +53,8 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
   return { messages, accept, knowsRecipient }
 }
 
+export type Intake = ReturnType<typeof intake>
+
 /**
  * Reports of one account name the same few domains over and over: a verified match is remembered
  * for a few seconds per process (only matches: a domain verified a moment ago is seen at once).
@@ -69,15 +70,16 @@ function cachedReportDomains(lookup: ReportDomainLookup, now: () => Date): Repor
   return (accountId, policyDomain) => cached(`${accountId}\u0000${policyDomain}`)
 }
 
-/** What the report job needs: the worker's, and the same for callers that process inline. */
+/**
+ * What the report job needs: the worker's, and the same for callers that process inline. The
+ * stores are the process's own (src/compose/stores.ts; with the queue, stored failure and TLS
+ * reports enqueue their alert rules: infrastructure/queue/alert-triggers.ts).
+ */
 export function ingestJobDeps(
   runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
-  messages: IngestJobDeps['messages'],
+  { messages, forensicTls }: Pick<IngestJobDeps, 'messages' | 'forensicTls'>,
 ): IngestJobDeps {
-  const { config } = runtime
-  // With the queue, stored reports enqueue their alert rules (infrastructure/queue/alert-triggers.ts).
-  const forensicTls = pgForensicTlsStore(runtime.database.db, runtime.boss)
-  const { database, dns, now } = runtime
+  const { config, database, dns, now } = runtime
   return {
     aggregates: createAggregateWriter(database, runtime.boss),
     batches: pgReportBatchStore(database, runtime.boss),
@@ -102,14 +104,17 @@ export function ingestJobDeps(
 // streams (docs/ingestion.md), so more would only compete; the rest wait their turn.
 const INLINE_CONCURRENCY = 2
 
-/** Intake that processes at once and answers with the outcome (POST /ingest/reports, cli import, upload). */
+/**
+ * Intake that processes at once and answers with the outcome (POST /ingest/reports, cli import,
+ * upload), on the process's intake and stores.
+ */
 export function reportImport(
   runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
+  deps: Pick<Intake, 'accept' | 'messages'> & Pick<IngestJobDeps, 'forensicTls'>,
 ): IngestNow {
-  const { accept, messages } = intake(runtime)
   return ingestNow({
-    accept,
-    job: ingestJobDeps(runtime, messages),
+    accept: deps.accept,
+    job: ingestJobDeps(runtime, deps),
     gate: concurrencyLimit(INLINE_CONCURRENCY),
   })
 }

@@ -1,6 +1,8 @@
 import type { PgBoss } from 'pg-boss'
 import type { TokenStore } from '../../domain/accounts/ports.ts'
+import type { AggregateReportReads } from '../../domain/reports/aggregate-reads.ts'
 import { singleFlight } from '../../domain/shared/single-flight.ts'
+import type { HostedTxtLookup } from '../../domain/spf-management/ports.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { pgAccountStore } from '../../infrastructure/repositories/pg-account-store.ts'
@@ -19,6 +21,7 @@ import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
 import { pgInvitationStore, pgMemberStore } from '../../infrastructure/repositories/pg-member-store.ts'
+import { pgNotificationSettingsStore } from '../../infrastructure/repositories/pg-notification-settings-store.ts'
 import { pgOAuthIdentityStore } from '../../infrastructure/repositories/pg-oauth-identity-store.ts'
 import { pgOperationsFacts } from '../../infrastructure/repositories/pg-operations-facts.ts'
 import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organization-store.ts'
@@ -27,6 +30,7 @@ import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-li
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
 import { pgSourceFigures } from '../../infrastructure/repositories/pg-source-stats.ts'
+import { pgSpfProposalStore } from '../../infrastructure/repositories/pg-spf-proposal-store.ts'
 import { pgSpfSourceActivity } from '../../infrastructure/repositories/pg-spf-source-activity.ts'
 import { pgSpfStore } from '../../infrastructure/repositories/pg-spf-store.ts'
 import { pgTokenStore } from '../../infrastructure/repositories/pg-token-store.ts'
@@ -52,7 +56,8 @@ export function stores(database: Database, boss: PgBoss | null = null) {
     counter: pgRateLimitCounter(database.countersDb),
     checks: pgDomainCheckStore(db, boss),
     embedKeys: pgEmbedKeyStore(db),
-    reports: pgReportReader(db),
+    // Checked here rather than declared on the adapter, whose query bodies are being reworked.
+    reports: pgReportReader(db) satisfies AggregateReportReads,
     forensicTls: pgForensicTlsStore(db, boss),
     alerts: pgAlertStore(db),
     alertFacts: pgAlertFacts(db),
@@ -86,10 +91,13 @@ export function processStores(runtime: StoreRuntime) {
   return {
     ...stores(runtime.database, runtime.boss),
     webhooks: pgWebhookStore(db, { secrets: runtime.secrets }),
+    /** Notification settings: the chat URLs sealed like webhook secrets. */
+    notificationSettings: pgNotificationSettingsStore(db, { secrets: runtime.secrets }),
     /** Verifies domains and re-queues the reports that waited for them (on this process's queue). */
     verifications: pgDomainVerifications(db, runtime.boss),
     spf: pgSpfStore(db, { zone: runtime.config.spf.zone }),
     spfActivity: pgSpfSourceActivity(db),
+    spfProposals: pgSpfProposalStore(db),
     dmarcHosting: pgDmarcHosting(db, { zone: runtime.config.spf.zone }),
     policy: pgPolicyStore(db, { zone: runtime.config.spf.zone }),
   }
@@ -103,3 +111,11 @@ export const verificationStore = (database: Database, boss: PgBoss | null) =>
 
 /** The demo domain's store (`bun run cli demo`, docs/demo.md). */
 export const demoStore = (database: Database) => pgDemoStore(database.db)
+
+/**
+ * What the authoritative DNS responder serves (hosted_records under SPF_ZONE, docs/hosted-dns.md),
+ * for src/main.ts, which starts the responder beside the API rather than inside it.
+ */
+export function hostedRecordLookup(runtime: Pick<StoreRuntime, 'database' | 'config'>): HostedTxtLookup {
+  return pgSpfStore(runtime.database.db, { zone: runtime.config.spf.zone })
+}

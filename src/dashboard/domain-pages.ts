@@ -23,6 +23,7 @@ import { htmlResponse, redirectTo } from './layout.ts'
 import type { DashboardServices } from './services.ts'
 import { SOURCE_STATUSES, sourcesPageView } from './source-views.ts'
 import { spfPages } from './spf-pages.ts'
+import { spfProposalPages } from './spf-proposal-pages.ts'
 
 // /domains and /domains/{name} (docs/dashboard.md): the list with its badges, organization filter and the
 // add form; a domain's posture from the same use case and presentation as
@@ -278,4 +279,5 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
       { session: true, csrf: true },
     )
     .use(spfPages(s, sessions))
+    .use(spfProposalPages(s, sessions))
 }

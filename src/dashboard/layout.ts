@@ -31,6 +31,7 @@ const NAV = [
   { href: '/organizations', label: 'Organizations' },
   { href: '/dns-providers', label: 'DNS providers' },
   { href: '/settings/api', label: 'API access' },
+  { href: '/settings/notifications', label: 'Notifications' },
   { href: '/settings/account', label: 'Account' },
 ] as const
 

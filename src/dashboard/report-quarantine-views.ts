@@ -1,4 +1,4 @@
-import type { QuarantinedMessage } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
+import type { QuarantinedMessage } from '../../domain/ingest/quarantine.ts'
 import { badge, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, type Viewer } from './layout.ts'

@@ -1,5 +1,5 @@
+import type { Summary } from '../../domain/reports/aggregate-reads.ts'
 import type { Period } from '../../domain/reports/period.ts'
-import type { Summary } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { dailySeries, volumeChart } from './chart-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import type { Viewer } from './layout.ts'

@@ -6,6 +6,7 @@ import { authPages } from './auth-pages.ts'
 import { domainPages } from './domain-pages.ts'
 import { messagePage } from './layout.ts'
 import { loginLinkPages } from './login-link-pages.ts'
+import { notificationPages } from './notification-pages.ts'
 import { oauthPages } from './oauth-pages.ts'
 import { organizationPages } from './organization-pages.ts'
 import { providerPages } from './provider-pages.ts'
@@ -48,6 +49,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
     .use(reportPages(s, sessions))
     .use(alertPages(s, sessions))
     .use(settingsPages(s, sessions))
+    .use(notificationPages(s, sessions))
     .use(organizationPages(s, sessions))
     .use(providerPages(s, sessions))
     .use(oauthPages(s))

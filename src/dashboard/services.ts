@@ -12,19 +12,22 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { ProviderDeps } from '../../domain/dns-providers/imports.ts'
 import type { DomainStore, OrganizationLookup } from '../../domain/domains/ports.ts'
 import type { EmbedKeyStore } from '../../domain/embed/embed-key.ts'
+import type { QuarantineStore } from '../../domain/ingest/quarantine.ts'
+import type { ChatDeliveryDeps, ChatDeliveryLog } from '../../domain/notifications/chat-delivery.ts'
+import type { NotificationSettingsStore } from '../../domain/notifications/settings.ts'
+import type { TestEmailSender } from '../../domain/notifications/test-email.ts'
 import type { OrganizationStore } from '../../domain/organizations/organization.ts'
 import type { CheckDeps } from '../../domain/posture/check-domain.ts'
 import type { RateLimitCounter } from '../../domain/rate-limits/fixed-window.ts'
-import type { ForensicTlsStore } from '../../domain/reports/failure-tls-reads.ts'
+import type { AggregateReportReads } from '../../domain/reports/aggregate-reads.ts'
+import type { FailureTlsReads } from '../../domain/reports/failure-tls-reads.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
 import type { SourceFigures } from '../../domain/sources/ports.ts'
-import type { SourceDeps as SpfSourceDeps } from '../../domain/spf-management/source-use-cases.ts'
+import type { SpfAutomationDeps } from '../../domain/spf-management/proposals.ts'
 import type { WebhookStore } from '../../domain/webhooks/settings.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { MailSender } from '../../infrastructure/mail/mail-sender.ts'
-import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
-import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import type { Config } from '../config.ts'
 import type { IngestNow } from '../wiring/ingest-now.ts'
 
@@ -36,10 +39,10 @@ export interface DashboardStores {
   accounts: AccountStore
   domains: DomainStore
   organizations: OrganizationStore & OrganizationLookup
-  reports: ReportReader
+  reports: Omit<AggregateReportReads, 'policyDistribution' | 'learnedSelectors'>
   alerts: AlertStore
   embedKeys: EmbedKeyStore
-  forensicTls: ForensicTlsStore
+  forensicTls: FailureTlsReads
   tokens: TokenStore
   sessions: SessionStore
   credentials: CredentialStore
@@ -49,6 +52,7 @@ export interface DashboardStores {
   invitations: InvitationStore
   oauthIdentities: OAuthIdentityStore & PasswordRemover
   webhooks: WebhookStore
+  notificationSettings: NotificationSettingsStore
   /** The report figures (sources, overrides, daily volumes). */
   figures: SourceFigures
   counter: RateLimitCounter
@@ -77,13 +81,19 @@ export interface DashboardDeps {
   /** The job queue (DNS provider imports, SPF re-flattening); null where no queue runs. */
   boss: PgBoss | null
   /** Intake messages (the quarantine page and its retry button). */
-  messages: PgIngestMessageStore
+  messages: QuarantineStore
   /** Intake with the outcome, for the report upload (POST /api/v1/ingest/reports's). */
   importReport: IngestNow | null
   /** The DNS provider use cases' deps (connections, imports, writes). */
   providers: ProviderDeps
   /** The SPF management use cases' deps, shared with the API. */
-  spf: SpfSourceDeps
+  spf: SpfAutomationDeps
+  /** Chat test messages and the channels' last deliveries (the API's POST /notifications/test). */
+  chat: Pick<ChatDeliveryDeps, 'settings' | 'post' | 'dashboardUrl' | 'now' | 'logger'> & {
+    log: ChatDeliveryLog
+  }
+  /** The email branch of the test (the mail side's sender, or one answering email_not_configured). */
+  testEmail: TestEmailSender
 }
 
 export type DashboardServices = ReturnType<typeof dashboardServices>

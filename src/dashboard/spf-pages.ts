@@ -2,8 +2,14 @@ import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import type { Failure } from '../../domain/shared/result.ts'
 import type { ManagedSpfConfig } from '../../domain/spf-management/managed-record.ts'
-import { addSourceToSpf, detectSources } from '../../domain/spf-management/source-use-cases.ts'
-import { activate, getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
+import {
+  activateThroughProvider,
+  addSourceThroughProvider,
+  detectThroughProvider,
+  type ProviderSync,
+} from '../../domain/spf-management/provider-sync.ts'
+import { detectSources } from '../../domain/spf-management/source-use-cases.ts'
+import { getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { domainNotFound, noteAccount, param, viewerOf } from './guards.ts'
 import { type FieldErrors, htmlResponse, redirectTo } from './layout.ts'
@@ -27,6 +33,25 @@ const NOTICES: Record<string, string> = {
   'rolled-back': 'Rolled back: a new version serves what the chosen version served.',
   current: 'That version is the one served already: nothing changed.',
   detected: 'The detected sources were added as a new version.',
+  written: 'The SPF record was written through your DNS provider and read back.',
+  'written-pending': 'The SPF record was written through your DNS provider; DNS does not show it yet.',
+  proposed: 'The change is waiting for your approval below: nothing was written yet.',
+  approved: 'Approved: the SPF record was written through your DNS provider.',
+  rejected: 'Proposal rejected: nothing was written.',
+  stale:
+    'That proposal was withdrawn: the SPF record at your DNS provider changed since it was made. Make the change again for a new proposal.',
+  'provider-behind':
+    'Nothing was written: the SPF record at your DNS provider is newer than what DNS shows yet, and a change made from the older one would undo it. Try again in a minute.',
+  'provider-failed':
+    'Your DNS provider could not be read or written: the previous record is still in place (see Alerts).',
+}
+
+/** The notice of what a change did through a connected DNS provider, if anything. */
+export function providerNotice(sync: ProviderSync | null): string | null {
+  if (sync === null) return null
+  if (sync.status === 'proposed') return 'proposed'
+  if (sync.status === 'failed') return sync.behind ? 'provider-behind' : 'provider-failed'
+  return sync.verified ? 'written' : 'written-pending'
 }
 
 const optional = (value: string | null) => (value === null || value.trim() === '' ? undefined : value.trim())
@@ -78,6 +103,7 @@ function refusal(failure: Failure, domain: string, perMinute: number): Refusal {
 
 export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessionPlugin>) {
   const useCases = s.spf
+  const automation = { ...s.spf, providers: s.providers }
   const perMinute = s.config.rateLimits.dnsWritesPerMinute
 
   type Extra = Partial<Pick<SpfPageInput, 'notice' | 'addForm' | 'proposedRecord' | 'proposals'>> & {
@@ -111,6 +137,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
       proposals = detected.ok ? detected.value.proposals : []
     }
     const { refusal: refused } = extra
+    const provider = await providerView(session.accountId, overview.domain.id, domain)
     return htmlResponse(
       spfPageView({
         viewer: viewerOf(session),
@@ -124,9 +151,22 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
         error: refused ? { message: refused.message, errors: refused.errors } : null,
         addForm: extra.addForm,
         proposedRecord: extra.proposedRecord,
+        provider,
       }),
       { status: refused?.status ?? 200, headers: refused?.headers },
     )
+  }
+
+  /**
+   * The domain's SPF proposals and the SPF writes of its apex through a provider, from the stores
+   * only: a page view never calls the provider. Null when there are neither.
+   */
+  const providerView = async (accountId: string, domainId: number, domain: string) => {
+    const proposals = await useCases.proposals.list(accountId, domainId, 10)
+    const log = await s.providers.writes.list(accountId, { page: 1, perPage: 50 })
+    const writes = log.items.filter((w) => w.domain === domain && w.name === domain && w.type === 'TXT')
+    if (proposals.length === 0 && writes.length === 0) return null
+    return { proposals, writes: writes.slice(0, 10) }
   }
 
   /** Back to the page with a notice; a refusal is shown there instead. */
@@ -159,7 +199,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
         const form = formOf(body)
         const all = optional(form.get('all'))
         const flatten = optional(form.get('flatten'))
-        const result = await activate(useCases, {
+        const result = await activateThroughProvider(automation, {
           accountId: session.accountId,
           name,
           actor: session.actor,
@@ -171,6 +211,8 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
         })
         if (!result.ok) return answer(session, name, result.failure)
         const { value } = result
+        const through = providerNotice(value.provider)
+        if (through !== null) return done(value.domain, through)
         return done(value.domain, value.activated ? 'activated' : value.changed ? 'updated' : 'unchanged')
       },
       { session: true, csrf: true },
@@ -186,7 +228,7 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
           include: form.get('include') ?? '',
           network: form.get('network') ?? '',
         }
-        const result = await addSourceToSpf(useCases, {
+        const result = await addSourceThroughProvider(automation, {
           accountId: session.accountId,
           name,
           ip: addForm.source.trim(),
@@ -196,6 +238,8 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
         })
         if (!result.ok) return answer(session, name, result.failure, { addForm })
         const { value } = result
+        const through = providerNotice(value.provider)
+        if (through !== null) return done(value.domain, through)
         // Unmanaged: nothing was stored; the answer is the record to publish, shown on the page.
         if (value.managed === null) {
           return spfPage(session, value.domain, {
@@ -212,12 +256,14 @@ export function spfPages(s: DashboardServices, sessions: ReturnType<typeof sessi
       async ({ session, params, request }) => {
         noteAccount(request, session)
         const name = param(params.name)
-        const result = await detectSources(useCases, {
+        const result = await detectThroughProvider(automation, {
           accountId: session.accountId,
           name,
           actor: session.actor,
         })
         if (!result.ok) return answer(session, name, result.failure)
+        const through = providerNotice(result.value.provider)
+        if (through !== null) return done(result.value.domain, through)
         if (result.value.applied) return done(result.value.domain, 'detected')
         return spfPage(session, result.value.domain, {
           proposals: result.value.proposals,

@@ -9,6 +9,7 @@ import type { UserRecord } from '../../domain/spf-management/user-record.ts'
 import { badge, copyable, domainTabs, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, field, layout, type Viewer } from './layout.ts'
+import { providerSection, type SpfProviderView } from './spf-provider-views.ts'
 
 // /domains/{name}/spf: the published record with its include tree and lookup count, SPF
 // management (activate, settings, the record to publish), sources to add and the version history
@@ -30,6 +31,8 @@ export interface SpfPageInput {
   addForm?: { source?: string; include?: string; network?: string }
   /** An unmanaged domain's record with an added source: nothing was stored, the user publishes it. */
   proposedRecord?: UserRecord | null
+  /** Proposals and writes through a connected DNS provider holding the zone; null when none does. */
+  provider?: SpfProviderView | null
 }
 
 const ADD_LABELS = { source: 'Source IP', include: 'Include instead', network: 'Network instead' }
@@ -205,6 +208,7 @@ ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` :
 ${errorBlock(input.error ?? null)}
 ${publishedSection(input.overview)}
 ${managementSection(input)}
+${providerSection(name, input.provider ?? null, input.viewer.csrfToken)}
 ${sourcesSection(input)}
 ${historySection(input)}`
   return layout({ title: `SPF of ${name}`, viewer: input.viewer, current: '/domains', body })

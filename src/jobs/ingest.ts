@@ -1,4 +1,10 @@
-import type { ReportBatchStore, ReportDomainLookup, SourceEnricher } from '../../domain/ingest/ports.ts'
+import type {
+  JobMessageStore,
+  ReportBatchStore,
+  ReportDomainLookup,
+  SourceEnricher,
+  StoredMessage,
+} from '../../domain/ingest/ports.ts'
 import {
   type Payload,
   type PayloadContext,
@@ -24,10 +30,6 @@ import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
 import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import type {
-  PgIngestMessageStore,
-  StoredMessage,
-} from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { processBatch } from './ingest-batch.ts'
@@ -44,7 +46,7 @@ export interface IngestJobDeps {
   enrichSources: SourceEnricher
   /** A worker batch's small reports and marks, in one transaction (src/jobs/ingest-batch.ts). */
   batches: ReportBatchStore
-  messages: PgIngestMessageStore
+  messages: JobMessageStore
   forensicTls: FailureTlsStore
   logger: Logger
   now: () => Date

@@ -38,15 +38,16 @@ export function policyJobs(boss: PgBoss, deps: PolicyJobDeps): JobHandler[] {
         after = due.at(-1)!.domainId
       }
     }),
-    // Database failures throw and are retried; DNS failures end in a hold (decided again tomorrow),
+    // Database and DNS provider failures throw and are retried; DNS failures end in a hold (decided again tomorrow),
     // and a record edited meanwhile is a conflict, not an error.
     handle(PROGRESS_DOMAIN, { batchSize: 4 }, async (jobs) => {
       for (const job of jobs) {
         const { outcome, decision, error } = await runProgression(progression, job.data)
         const fields = { domainId: job.data.domainId, outcome, reason: decision?.reason ?? null }
         if (outcome === 'failed') {
-          // The failed write is in dns_provider_writes (status failed): the alert rule reads it.
-          deps.logger.warn('DMARC policy progression: the DNS provider write failed', { ...fields, error })
+          // A failed write is in dns_provider_writes (status failed), a failed read on the
+          // connection (read_failed_at): the alert rules read them.
+          deps.logger.warn('DMARC policy progression: the DNS provider failed', { ...fields, error })
           throw new ProgressionWriteFailed(`domain ${job.data.domainId}: ${error}`)
         }
         if (outcome === 'advanced' || outcome === 'rolled_back' || outcome === 'proposed')

@@ -226,5 +226,6 @@ export const DMARC_MODELS = {
   DmarcUpdateBody: t.Object({ record: RecordInput }),
   DmarcProgression: t.Object({ data: ProgressionModel }),
   DmarcPolicyApplied: t.Object({ data: AppliedModel }),
+  DmarcProposalRejected: t.Object({ data: t.Object({ domain: t.String(), rejected: ChangeModel }) }),
   DmarcRollbackBody: t.Object({ reason: t.Optional(Line({ maxLength: 500 })) }),
 }

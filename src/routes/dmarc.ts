@@ -2,8 +2,13 @@ import { Elysia, t } from 'elysia'
 import { cnameToPublish } from '../../domain/dmarc/hosting.ts'
 import { getDmarc, type HostingDeps, hostDmarc, updateDmarc } from '../../domain/dmarc/hosting-use-cases.ts'
 import type { ProgressionWriteDeps } from '../../domain/policy/ports.ts'
-import { approveProposal, rollbackPolicy, viewProgression } from '../../domain/policy/use-cases.ts'
-import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import {
+  approveProposal,
+  rejectProposal,
+  rollbackPolicy,
+  viewProgression,
+} from '../../domain/policy/use-cases.ts'
+import type { ReportDomainIds } from '../../domain/reports/aggregate-reads.ts'
 import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item } from '../../plugins/envelope.ts'
@@ -12,6 +17,7 @@ import { DomainText } from '../../plugins/input-schemas.ts'
 import {
   DMARC_MODELS,
   presentApplied,
+  presentChange,
   presentDelegation,
   presentHosted,
   presentHosting,
@@ -29,7 +35,7 @@ export interface DmarcRouteDeps {
   /** Hosted DMARC records (their report address: compose.ts's `checks.reportAddress`). */
   hosting: HostingDeps
   progression: ProgressionWriteDeps
-  reports: Pick<ReportReader, 'domainId'>
+  reports: ReportDomainIds
   auth: AuthDeps
 }
 
@@ -156,11 +162,29 @@ export function dmarcRoutes(deps: DmarcRouteDeps) {
       {
         auth: true,
         params: domainParams,
-        response: { 200: 'DmarcPolicyApplied', ...writeErrors, 502: 'DnsProviderError' },
+        response: { 200: 'DmarcPolicyApplied', ...writeErrors, 409: 'Error', 502: 'DnsProviderError' },
         detail: {
           summary: 'Approve the proposed policy change',
           description:
-            'Applies the waiting proposal of an `assisted` domain through the hosted record and sends `dmarc.progressed`. The proposal is evaluated again first; 400 (validation error on `proposal`) when none waits or it no longer holds (it is then withdrawn). Verified domains only; a DNS write.',
+            'Applies the waiting proposal of an `assisted` domain through the hosted record (or the connected DNS provider holding the zone) and sends `dmarc.progressed`. The proposal is evaluated again first: 409 `proposal_stale` when the record it was made from changed (it is withdrawn); 400 (validation error on `proposal`) when none waits or the figures no longer support it (it is withdrawn); 502 `dns_provider_error` when the provider cannot be read or written (the proposal keeps waiting). Verified domains only; a DNS write.',
+        },
+      },
+    )
+    .post(
+      '/:name/dmarc/progression/reject',
+      async ({ principal, params }) => {
+        const input = { accountId: principal.accountId, name: params.name, actor: principal.actor }
+        const done = unwrap(await rejectProposal(progression, input))
+        return item({ domain: done.domain, rejected: presentChange(done.rejected) })
+      },
+      {
+        auth: true,
+        params: domainParams,
+        response: { 200: 'DmarcProposalRejected', ...authErrors, 403: 'Error' },
+        detail: {
+          summary: 'Reject the proposed policy change',
+          description:
+            'Discards the waiting proposal of an `assisted` domain (it is `withdrawn`); nothing is written. The next daily run may propose again from newer figures. 400 (validation error on `proposal`) when none waits.',
         },
       },
     )

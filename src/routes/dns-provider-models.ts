@@ -94,7 +94,7 @@ export const WriteBody = t.Object({
   dry_run: t.Optional(t.Boolean({ description: 'Only answer the diff; write nothing' })),
 })
 
-const WriteModel = t.Object({
+export const WriteModel = t.Object({
   id: t.Nullable(t.String({ format: 'uuid', description: 'Null for a dry run or when nothing changes' })),
   domain: t.String(),
   provider: enumOf(PROVIDER_KINDS),

@@ -1,14 +1,17 @@
 import { Elysia, t } from 'elysia'
-import type { ForensicTlsStore } from '../../domain/reports/failure-tls-reads.ts'
-import { periodOf } from '../../domain/reports/period.ts'
+import type { ReportDomainIds } from '../../domain/reports/aggregate-reads.ts'
+import type { FailureTlsReads } from '../../domain/reports/failure-tls-reads.ts'
+import {
+  getFailureReport,
+  listFailureReports,
+  tlsReportSummary,
+} from '../../domain/reports/failure-tls-use-cases.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
-import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
-import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { unwrap } from '../../plugins/failures.ts'
 import { DomainText, Line, RowId } from '../../plugins/input-schemas.ts'
-import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 import { FailureReportModel, presentFailureReport } from './forensic-models.ts'
 
 const ForensicModel = t.Object({
@@ -62,24 +65,14 @@ const TlsSummaryModel = t.Object({
   ),
 })
 
-export function forensicTlsRoutes(deps: {
-  store: ForensicTlsStore
-  reports: ReportReader
+export interface ForensicTlsRouteDeps {
+  failureTls: Pick<FailureTlsReads, 'listForensic' | 'forensic' | 'tlsSummary'>
+  reports: ReportDomainIds
   auth: AuthDeps
   now: () => Date
-}) {
-  const domainIdOf = (accountId: string, name: string) => domainIdOfAccount(deps.reports, accountId, name)
-  const timestamp = (field: string, value: string | undefined) => {
-    if (value === undefined) return undefined
-    const ms = Date.parse(value)
-    // Years past 9999 (`99999`, `+275760-09-13`) print as `+099999-…`, which PostgreSQL cannot read.
-    const year = Number.isNaN(ms) ? Number.NaN : new Date(ms).getUTCFullYear()
-    if (!(year >= 1 && year <= 9999)) {
-      const message = `The ${field} field must be an ISO 8601 date or timestamp.`
-      throw new FailureError({ code: 'validation_failed', message, errors: { [field]: [message] } })
-    }
-    return new Date(ms).toISOString()
-  }
+}
+
+export function forensicTlsRoutes(deps: ForensicTlsRouteDeps) {
   return new Elysia({ name: 'routes:forensic-tls', detail: { tags: ['DMARC reports'] } })
     .use(apiModels)
     .use(authPlugin(deps.auth))
@@ -93,14 +86,16 @@ export function forensicTlsRoutes(deps: {
       '/dmarc-reports/forensic/reports',
       async ({ principal, query }) => {
         const page = pageRequest(query)
-        const filter = {
-          domainId:
-            query.domain === undefined ? undefined : await domainIdOf(principal.accountId, query.domain),
-          since: timestamp('since', query.since),
-          until: timestamp('until', query.until),
-          sourceIp: query.source_ip,
-        }
-        const found = await deps.store.listForensic(principal.accountId, filter, page)
+        const found = unwrap(
+          await listFailureReports(deps, {
+            accountId: principal.accountId,
+            domain: query.domain,
+            since: query.since,
+            until: query.until,
+            sourceIp: query.source_ip,
+            page,
+          }),
+        )
         return { data: found.items.map(presentForensic), meta: pageMeta(found.total, page) }
       },
       {
@@ -119,8 +114,7 @@ export function forensicTlsRoutes(deps: {
     .get(
       '/dmarc-reports/forensic/reports/:id',
       async ({ principal, params }) => {
-        const row = await deps.store.forensic(principal.accountId, params.id)
-        if (row === null) throw new FailureError({ code: 'not_found', resource: 'report' })
+        const row = unwrap(await getFailureReport(deps, { accountId: principal.accountId, id: params.id }))
         return { data: presentForensic(row) }
       },
       {
@@ -133,14 +127,14 @@ export function forensicTlsRoutes(deps: {
     .get(
       '/domains/:name/tls-reports',
       async ({ principal, params, query }) => {
-        const domainId = await domainIdOf(principal.accountId, params.name)
-        const period = unwrap(periodOf(query, deps.now()))
-        return {
-          data: {
-            period,
-            ...(await deps.store.tlsSummary(principal.accountId, domainId, period.from, period.to)),
-          },
-        }
+        const found = unwrap(
+          await tlsReportSummary(deps, {
+            accountId: principal.accountId,
+            domain: params.name,
+            period: query,
+          }),
+        )
+        return { data: { period: found.period, ...found.summary } }
       },
       {
         auth: true,

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
+import { type QuarantineStore, retryQuarantined } from '../../domain/ingest/quarantine.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
 import { readAll } from '../../infrastructure/mail/extract-reports.ts'
 import { gunzipStream } from '../../infrastructure/mail/gzip-stream.ts'
 import { spoolMessage } from '../../infrastructure/mail/message-spool.ts'
-import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { readLimited } from '../../plugins/body-limit.ts'
@@ -39,7 +39,7 @@ export interface IngestRouteDeps {
     { ok: true; status: 'stored' | 'duplicate'; id: number } | { ok: false; code: string; message: string }
   >
   accept: AcceptMessage
-  messages: PgIngestMessageStore
+  messages: Pick<QuarantineStore, 'listQuarantine' | 'retry'>
   auth: AuthDeps
   ingestDomain: string
   ingestSecret: string | null
@@ -198,10 +198,10 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       .post(
         '/quarantine/:id/retry',
         async ({ principal, params }) => {
-          if (!(await deps.messages.retry(principal.accountId, params.id))) {
-            throw new FailureError({ code: 'not_found', resource: 'quarantined message' })
-          }
-          return { data: { id: params.id, status: 'pending' as const } }
+          const { id } = unwrap(
+            await retryQuarantined(deps, { accountId: principal.accountId, id: params.id }),
+          )
+          return { data: { id, status: 'pending' as const } }
         },
         {
           auth: true,

@@ -93,7 +93,7 @@ export function presentPolicyPublished(stored: unknown): Static<typeof PolicyPub
   }
 }
 
-/** A row of the report reader (infrastructure/repositories/pg-report-reader.ts). */
+/** A row of the report reader (AggregateReportReads, domain/reports/aggregate-reads.ts). */
 export function presentAggregateRecord(row: Row): Static<typeof AggregateRecordModel> {
   return {
     source_ip: str(row.source_ip),

@@ -1,13 +1,19 @@
 import { Elysia, t } from 'elysia'
-import { periodOf } from '../../domain/reports/period.ts'
+import type { AggregateReportReads } from '../../domain/reports/aggregate-reads.ts'
+import {
+  domainReportSummary,
+  getDomainReport,
+  type LatestWhenEmpty,
+  latestWhenEmpty,
+  listDomainReports,
+  reportOverview,
+} from '../../domain/reports/aggregate-use-cases.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
-import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
-import { FailureError, unwrap } from '../../plugins/failures.ts'
+import { unwrap } from '../../plugins/failures.ts'
 import { DomainText, RowId } from '../../plugins/input-schemas.ts'
-import { domainIdOf as domainIdOfAccount } from './domain-scope.ts'
 import {
   AggregateRecordModel,
   PolicyPublishedModel,
@@ -48,14 +54,18 @@ export const LatestReportAt = t.Optional(
  * has reports.
  */
 export async function emptyPeriodMeta(
-  reports: Pick<ReportReader, 'latestReportAt'>,
+  reports: Pick<AggregateReportReads, 'latestReportAt'>,
   accountId: string,
   domainId: number | null,
   empty: boolean,
 ): Promise<{ latest_report_at?: string | null }> {
-  if (!empty) return {}
-  const at = await reports.latestReportAt(accountId, domainId)
-  return { latest_report_at: at === null ? null : at.toISOString() }
+  return presentLatest(await latestWhenEmpty({ reports }, { accountId, domainId, empty }))
+}
+
+/** `meta.latest_report_at` of a use case's answer: only when the period held no report. */
+function presentLatest({ latestReportAt }: LatestWhenEmpty): { latest_report_at?: string | null } {
+  if (latestReportAt === undefined) return {}
+  return { latest_report_at: latestReportAt === null ? null : latestReportAt.toISOString() }
 }
 
 const ReportModel = t.Object({
@@ -132,8 +142,16 @@ const SummaryModel = t.Object({
   policy_distribution: t.Optional(t.Array(t.Object({ policy: t.String(), domains: t.Integer() }))),
 })
 
-export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now: () => Date }) {
-  const domainIdOf = (accountId: string, name: string) => domainIdOfAccount(deps.reports, accountId, name)
+export interface ReportRouteDeps {
+  reports: Pick<
+    AggregateReportReads,
+    'domainId' | 'listReports' | 'report' | 'summary' | 'latestReportAt' | 'policyDistribution'
+  >
+  auth: AuthDeps
+  now: () => Date
+}
+
+export function reportRoutes(deps: ReportRouteDeps) {
   return new Elysia({ name: 'routes:reports', detail: { tags: ['DMARC reports'] } })
     .use(apiModels)
     .use(authPlugin(deps.auth))
@@ -162,16 +180,18 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
     .get(
       '/domains/:name/reports',
       async ({ principal, params, query }) => {
-        const domainId = await domainIdOf(principal.accountId, params.name)
-        const period = unwrap(periodOf(query, deps.now()))
         const page = pageRequest(query)
-        const found = await deps.reports.listReports(principal.accountId, domainId, period, page)
+        const found = unwrap(
+          await listDomainReports(deps, {
+            accountId: principal.accountId,
+            domain: params.name,
+            period: query,
+            page,
+          }),
+        )
         return {
           data: found.items.map(presentReport),
-          meta: {
-            ...pageMeta(found.total, page),
-            ...(await emptyPeriodMeta(deps.reports, principal.accountId, domainId, found.total === 0)),
-          },
+          meta: { ...pageMeta(found.total, page), ...presentLatest(found) },
         }
       },
       {
@@ -189,10 +209,15 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
     .get(
       '/domains/:name/reports/:id',
       async ({ principal, params, query }) => {
-        const domainId = await domainIdOf(principal.accountId, params.name)
         const page = pageRequest(query)
-        const found = await deps.reports.report(principal.accountId, domainId, params.id, page)
-        if (found === null) throw new FailureError({ code: 'not_found', resource: 'report' })
+        const found = unwrap(
+          await getDomainReport(deps, {
+            accountId: principal.accountId,
+            domain: params.name,
+            id: params.id,
+            page,
+          }),
+        )
         return {
           data: {
             ...presentReport(found.report),
@@ -214,19 +239,10 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
     .get(
       '/dmarc-reports/overview',
       async ({ principal, query }) => {
-        const period = unwrap(periodOf(query, deps.now()))
-        const [summary, policies] = await Promise.all([
-          deps.reports.summary(principal.accountId, null, period),
-          deps.reports.policyDistribution(principal.accountId),
-        ])
-        const meta = await emptyPeriodMeta(
-          deps.reports,
-          principal.accountId,
-          null,
-          summary.totals.reports === 0,
-        )
+        const found = unwrap(await reportOverview(deps, { accountId: principal.accountId, period: query }))
+        const meta = presentLatest(found)
         return {
-          data: { period, ...summary, policy_distribution: policies },
+          data: { period: found.period, ...found.summary, policy_distribution: found.policies },
           ...(meta.latest_report_at === undefined ? {} : { meta }),
         }
       },
@@ -244,16 +260,18 @@ export function reportRoutes(deps: { reports: ReportReader; auth: AuthDeps; now:
     .get(
       '/dmarc-reports/domains/:domain/summary',
       async ({ principal, params, query }) => {
-        const domainId = await domainIdOf(principal.accountId, params.domain)
-        const period = unwrap(periodOf(query, deps.now()))
-        const summary = await deps.reports.summary(principal.accountId, domainId, period)
-        const meta = await emptyPeriodMeta(
-          deps.reports,
-          principal.accountId,
-          domainId,
-          summary.totals.reports === 0,
+        const found = unwrap(
+          await domainReportSummary(deps, {
+            accountId: principal.accountId,
+            domain: params.domain,
+            period: query,
+          }),
         )
-        return { data: { period, ...summary }, ...(meta.latest_report_at === undefined ? {} : { meta }) }
+        const meta = presentLatest(found)
+        return {
+          data: { period: found.period, ...found.summary },
+          ...(meta.latest_report_at === undefined ? {} : { meta }),
+        }
       },
       {
         auth: true,

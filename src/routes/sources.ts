@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
+import type { AggregateReportReads } from '../../domain/reports/aggregate-reads.ts'
 import { MAX_DAYS, type Period, periodOf } from '../../domain/reports/period.ts'
 import { offsetOf, pageMeta } from '../../domain/shared/pagination.ts'
 import { invalid, type Result } from '../../domain/shared/result.ts'
@@ -11,7 +12,6 @@ import { simulateProposal } from '../../domain/sources/simulate-proposal.ts'
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
 import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
 import { formatIp, parseIp } from '../../domain/spf/ip.ts'
-import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, pageRequest } from '../../plugins/envelope.ts'
@@ -38,7 +38,7 @@ import {
 
 export interface SourceRouteDeps {
   figures: SourceFigures
-  reports: Pick<ReportReader, 'domainId' | 'latestReportAt'>
+  reports: Pick<AggregateReportReads, 'domainId' | 'latestReportAt'>
   auth: AuthDeps
   dns: DnsResolver
   now: () => Date

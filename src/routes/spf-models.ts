@@ -184,9 +184,12 @@ const ProviderSyncModel = t.Nullable(
     {
       status: t.UnionEnum(['written', 'proposed', 'failed'], {
         description:
-          'written: through the connected DNS provider (automatic); proposed: the diff only (assisted; POST /domains/{name}/spf/publish applies it for a managed domain); failed: the previous record is in place',
+          'written: through the connected DNS provider (automatic); proposed: stored as a proposal with its diff (assisted; POST /domains/{name}/spf/proposals/{proposal_id}/approve writes it); failed: the previous record is in place',
       }),
       write_id: t.Nullable(t.String({ format: 'uuid' })),
+      proposal_id: t.Nullable(
+        t.Integer({ description: 'The stored proposal (GET /domains/{name}/spf/proposals)' }),
+      ),
       verified: t.Boolean({ description: 'read back from the provider and over DNS' }),
       error: t.Nullable(t.String()),
       before: t.Nullable(t.Array(t.String())),

@@ -141,6 +141,7 @@ export function presentProviderSync(sync: ProviderSync | null) {
   return {
     status: sync.status,
     write_id: sync.status === 'proposed' ? null : sync.writeId,
+    proposal_id: sync.status === 'proposed' ? sync.proposalId : null,
     verified: sync.status === 'written' ? sync.verified : false,
     error: sync.status === 'failed' ? sync.error : null,
     before: plan?.before?.values ?? null,

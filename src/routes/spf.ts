@@ -1,14 +1,15 @@
 import { Elysia, t } from 'elysia'
 import type { PublishDeps } from '../../domain/dns-providers/publish.ts'
+import type { ReportDomainIds } from '../../domain/reports/aggregate-reads.ts'
 import { fail, type Result } from '../../domain/shared/result.ts'
+import type { SpfAutomationDeps } from '../../domain/spf-management/proposals.ts'
 import {
   activateThroughProvider,
   addSourceThroughProvider,
   detectThroughProvider,
 } from '../../domain/spf-management/provider-sync.ts'
-import { DETECTION_DAYS, type SourceDeps } from '../../domain/spf-management/source-use-cases.ts'
+import { DETECTION_DAYS } from '../../domain/spf-management/source-use-cases.ts'
 import { getSpf, listVersions, rollback } from '../../domain/spf-management/use-cases.ts'
-import type { ReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
@@ -30,8 +31,8 @@ import {
 
 export interface SpfRouteDeps {
   /** The SPF management use cases' deps (src/compose/spf.ts), shared with the dashboard. */
-  spf: SourceDeps
-  reports: Pick<ReportReader, 'domainId'>
+  spf: SpfAutomationDeps
+  reports: ReportDomainIds
   auth: AuthDeps
   /** Domains whose zone is on a connected DNS provider get add-to-spf written through it. */
   providers?: PublishDeps

@@ -12,8 +12,10 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048
 export async function checkWebhookUrl(
   deps: { dns: DnsResolver; allowPrivate: boolean },
   raw: string,
+  /** The field a refusal is reported on (chat URLs of the notification settings reuse these rules). */
+  field = 'url',
 ): Promise<Result<string>> {
-  const bad = (message: string) => invalid<string>('url', message)
+  const bad = (message: string) => invalid<string>(field, message)
   if (raw.length > MAX_WEBHOOK_URL_LENGTH)
     return bad(`The url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters.`)
   let url: URL

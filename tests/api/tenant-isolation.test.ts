@@ -375,6 +375,34 @@ const cases: Case[] = [
     stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
   },
   {
+    method: 'GET',
+    route: '/api/v1/notifications',
+    path: () => '/api/v1/notifications',
+    // Its own defaults: none of the owner's recipients or Slack channel.
+    stranger: {
+      status: 200,
+      check: (body) => {
+        expect(body.data.alert_email.recipients).toEqual([])
+        expect(body.data.slack).toMatchObject({ webhook_url: null, last_delivery: null })
+      },
+    },
+  },
+  {
+    method: 'PUT',
+    route: '/api/v1/notifications',
+    path: () => '/api/v1/notifications',
+    // The stranger turns its own (unset) Slack channel off: the owner's stays (checked below).
+    body: () => ({ slack: { webhook_url: null, min_severity: 'low' } }),
+    stranger: { status: 200, check: (body) => expect(body.data.slack.webhook_url).toBeNull() },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/notifications/test',
+    path: () => '/api/v1/notifications/test',
+    body: () => ({ channel: 'slack' }),
+    stranger: { status: 400, check: (body) => expect(body.errors['slack.webhook_url']).toBeArray() },
+  },
+  {
     method: 'POST',
     route: '/api/v1/dns-providers/authenticate',
     path: () => '/api/v1/dns-providers/authenticate',
@@ -523,6 +551,14 @@ beforeAll(async () => {
     body: { url: 'https://93.184.215.14/owned' },
   })
   deliveryId = (await t.request('POST', '/api/v1/webhooks/test', { token: owner.token })).body.data.id
+  // The owner's notification settings: recipients and a Slack channel the stranger must not see.
+  await t.request('PUT', '/api/v1/notifications', {
+    token: owner.token,
+    body: {
+      alert_email: { min_severity: 'high', recipients: ['owner@owned.example'] },
+      slack: { webhook_url: 'https://93.184.215.14/owned-slack', min_severity: 'high' },
+    },
+  })
   // A stored connection of the owner (no provider needs to answer for the stranger's 404s).
   connectionId = (
     await pgConnectionStore(t.db.database.db, { secrets: t.runtime.secrets }).insert(owner.accountId, {
@@ -594,5 +630,10 @@ describe('with another account’s token', () => {
     expect(keys.body.data.map((k: { id: string }) => k.id)).toEqual([embedKeyId])
     const org = await t.request('GET', `/api/v1/organizations/${orgId}`, { token: owner.token })
     expect(org.body.data).toMatchObject({ name: 'Owned', domain_count: 1 })
+    const notifications = await t.request('GET', '/api/v1/notifications', { token: owner.token })
+    expect(notifications.body.data.slack).toMatchObject({
+      webhook_url: 'https://93.184.215.14/…lack',
+      min_severity: 'high',
+    })
   })
 })

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import type { Summary } from '../../infrastructure/repositories/pg-report-reader.ts'
+import type { Summary } from '../../domain/reports/aggregate-reads.ts'
 import { domainReportSections } from '../../src/dashboard/domain-detail-views.ts'
 import { reportsView } from '../../src/dashboard/report-views.ts'
 

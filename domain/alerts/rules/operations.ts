@@ -11,6 +11,7 @@ export const OPERATIONS_ALERT_TYPES = [
   'webhook_delivery_failing',
   'ingest_quarantine_growing',
   'dns_write_failing',
+  'dns_provider_read_failing',
 ] as const satisfies readonly AlertType[]
 
 const HOUR_MS = 3_600_000
@@ -183,3 +184,42 @@ export function dnsWriteAlerts(failing: readonly FailingWrite[]): AlertCandidate
 }
 
 export const DNS_WRITE_SCOPE: RuleScope = { rulesEvaluated: ['dns_write_failing'] }
+
+/** A DNS provider connection whose last read failed (dns_provider_connections.read_failed_at). */
+export interface FailingRead {
+  connectionId: string
+  /** `powerdns`, `cloudflare`, `rfc2136`. */
+  provider: string
+  name: string
+  error: string | null
+  at: Date
+}
+
+/**
+ * A connected provider that cannot be read (domain/dns-providers/read-health.ts): the current
+ * record before a write, or the read-back after it, failed (an HTTP error, credentials refused, a
+ * timeout). Nothing is written without that read, so automated SPF and DMARC changes wait; the
+ * previous records stay in place and the jobs retry. One alert per connection; it resolves when a
+ * read through the connection succeeds again.
+ */
+export function dnsReadAlerts(failing: readonly FailingRead[]): AlertCandidate[] {
+  return failing.map((read) => ({
+    type: 'dns_provider_read_failing' as const,
+    subject: read.connectionId,
+    severity: 'high' as const,
+    title: `The DNS provider connection "${read.name}" cannot be read`,
+    details: {
+      evidence: {
+        connectionId: read.connectionId,
+        provider: read.provider,
+        name: read.name,
+        error: read.error,
+        failedAt: read.at.toISOString(),
+      },
+      remedy:
+        'Records are written through this connection only after reading what it holds, so automated SPF and DMARC changes wait; the previous records stay in place and the change is retried. Check that the provider is reachable and that its credentials are still valid and allowed to read the zone: authenticate again (POST /dns-providers/authenticate) if they changed, and see GET /dns-providers. This alert resolves after a successful read through the connection.',
+    },
+  }))
+}
+
+export const DNS_READ_SCOPE: RuleScope = { rulesEvaluated: ['dns_provider_read_failing'] }

@@ -38,6 +38,13 @@ export const dnsProviderConnections = pgTable(
     providerAccount: text(),
     createdAt: timestamp({ withTimezone: true }).notNull(),
     lastVerifiedAt: timestamp({ withTimezone: true }).notNull(),
+    /**
+     * Set when reading records through the connection failed (a write's current-record read or its
+     * read-back: HTTP error, bad credentials, timeout), cleared by the next read that succeeds: the
+     * `dns_provider_read_failing` alert reads it (docs/alerts.md).
+     */
+    readFailedAt: timestamp({ withTimezone: true }),
+    readError: text(),
   },
   (t) => [
     index().on(t.accountId, t.createdAt),

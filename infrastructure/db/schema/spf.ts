@@ -9,6 +9,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts.ts'
@@ -100,4 +101,46 @@ export const sourceOverrides = pgTable(
     updatedAt: timestamp({ withTimezone: true }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.domainId, t.sourceIp] })],
+)
+
+/**
+ * SPF changes waiting for approval (issue #19, part 2): at automation level `assisted`, a change of
+ * the SPF record of a domain whose zone is on a connected DNS provider is stored here instead of
+ * being written, with the record before and after (the diff). Approving writes it through the
+ * provider (the write lands in dns_provider_writes, named by `write_id`); it is refused when the
+ * live record changed since (`from_record` no longer what the provider holds). The same lifecycle
+ * as the DMARC proposals of policy_changes (schema/policy.ts): one waits per domain.
+ * docs/spf-management.md "Through a connected provider".
+ */
+export const spfProposals = pgTable(
+  'spf_proposals',
+  {
+    id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    accountId: uuid()
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    domainId: bigint({ mode: 'number' })
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    /** proposed (waiting), applied, rejected (by a user), withdrawn (replaced, or found stale). */
+    status: text({ enum: ['proposed', 'applied', 'rejected', 'withdrawn'] }).notNull(),
+    /** The SPF record the provider held when proposed; null when the domain had none. */
+    fromRecord: text(),
+    toRecord: text().notNull(),
+    /** The whole TXT set at the apex before and after (other TXT values are kept). */
+    before: jsonb(),
+    after: jsonb().notNull(),
+    /** What made the change (add-to-spf of an IP, activation, detected sources). */
+    reason: text().notNull(),
+    actor: text().notNull(),
+    createdAt: timestamp({ withTimezone: true }).notNull(),
+    decidedAt: timestamp({ withTimezone: true }),
+    decidedBy: text(),
+    /** The provider write that applied it (dns_provider_writes.id). */
+    writeId: uuid(),
+  },
+  (t) => [
+    index().on(t.domainId, t.createdAt),
+    uniqueIndex('spf_proposals_one_waiting_key').on(t.domainId).where(sql`${t.status} = 'proposed'`),
+  ],
 )

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import {
+  dnsReadAlerts,
   type NoReportsInput,
   noReportsAlerts,
   noReportsScope,
@@ -94,5 +95,35 @@ describe('ingest_quarantine_growing', () => {
 
   test('a large but stable quarantine is not growing', () => {
     expect(quarantineAlerts({ quarantined: { now: 500, dayAgo: 500 } })).toEqual([])
+  })
+})
+
+describe('dns_provider_read_failing', () => {
+  test('one alert per connection whose last read failed, with the remedy', () => {
+    const at = new Date('2026-05-10T07:30:00Z')
+    const [alert, ...rest] = dnsReadAlerts([
+      { connectionId: 'c1', provider: 'powerdns', name: 'Lab PowerDNS', error: 'unavailable: HTTP 503', at },
+    ])
+    expect(rest).toEqual([])
+    expect(alert).toEqual({
+      type: 'dns_provider_read_failing',
+      subject: 'c1',
+      severity: 'high',
+      title: 'The DNS provider connection "Lab PowerDNS" cannot be read',
+      details: {
+        evidence: {
+          connectionId: 'c1',
+          provider: 'powerdns',
+          name: 'Lab PowerDNS',
+          error: 'unavailable: HTTP 503',
+          failedAt: '2026-05-10T07:30:00.000Z',
+        },
+        remedy: expect.stringContaining('POST /dns-providers/authenticate'),
+      },
+    })
+  })
+
+  test('no failing read, no alert', () => {
+    expect(dnsReadAlerts([])).toEqual([])
   })
 })

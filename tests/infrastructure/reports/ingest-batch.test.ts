@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { ReportBatchStore } from '../../../domain/ingest/ports.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { ingestJobDeps, intake } from '../../../src/compose/ingest.ts'
+import { processStores } from '../../../src/compose/stores.ts'
 import type { IngestJobDeps } from '../../../src/jobs/ingest.ts'
 import { processBatch } from '../../../src/jobs/ingest-batch.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
@@ -30,7 +31,10 @@ beforeAll(async () => {
   }
   const wired = intake(t.runtime)
   accept = wired.accept
-  deps = ingestJobDeps(t.runtime, wired.messages)
+  deps = ingestJobDeps(t.runtime, {
+    messages: wired.messages,
+    forensicTls: processStores(t.runtime).forensicTls,
+  })
 }, 60_000)
 afterAll(() => t.close())
 

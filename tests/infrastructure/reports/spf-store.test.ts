@@ -8,14 +8,14 @@ import {
   planManagedRecord,
 } from '../../../domain/spf-management/managed-record.ts'
 import type { SpfChange } from '../../../domain/spf-management/ports.ts'
-import { REFLATTEN_REASON } from '../../../domain/spf-management/reflatten.ts'
+import { REFLATTEN_REASON, reflattenDue } from '../../../domain/spf-management/reflatten.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { accounts } from '../../../infrastructure/db/schema/accounts.ts'
 import { domains } from '../../../infrastructure/db/schema/domains.ts'
 import { auditLog, hostedRecords, spfManagement } from '../../../infrastructure/db/schema/spf.ts'
 import { eventsOf } from '../../../infrastructure/repositories/pg-event-outbox.ts'
 import { pgSpfSourceActivity } from '../../../infrastructure/repositories/pg-spf-source-activity.ts'
-import { pgSpfStore, reflattenManagedRecords } from '../../../infrastructure/repositories/pg-spf-store.ts'
+import { pgSpfStore } from '../../../infrastructure/repositories/pg-spf-store.ts'
 import { memoryDns, type Zone } from '../../support/memory-dns.ts'
 import { createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
 
@@ -236,8 +236,8 @@ describe('the scheduled re-flatten', () => {
   const hosted = `replan-test.${ZONE}`
   const clock = { now: at('2026-03-10T00:00:00Z') }
   const run = () =>
-    reflattenManagedRecords(
-      { db: tdb.database.db, dns, now: () => clock.now, zone: ZONE },
+    reflattenDue(
+      { store: pgSpfStore(tdb.database.db, { zone: ZONE }), dns, now: () => clock.now, zone: ZONE },
       { olderThanHours: 6, limit: 10 },
     )
 

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type ChatReceiver, startSlackReceiver } from '../support/chat-receivers.ts'
+import { startTestApp, type TestApp } from '../support/test-app.ts'
+import { type FormClient, formClient } from './client.ts'
+
+// Settings → Notifications (docs/notifications.md): the form saves what the API reads, refuses what
+// the API refuses (at the field), never shows a chat URL in full, needs the CSRF token, and its test
+// buttons answer on the page.
+
+let t: TestApp
+let client: FormClient
+let email: string
+let slack: ChatReceiver
+
+const PAGE = '/settings/notifications'
+const base = {
+  alert_min_severity: 'medium',
+  alert_recipients: '',
+  digest_frequency: 'weekly',
+  digest_recipients: '',
+  digest_time_zone: 'UTC',
+  slack_webhook_url: '',
+  slack_min_severity: 'high',
+  teams_webhook_url: '',
+  teams_min_severity: 'high',
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: '1' })
+  slack = startSlackReceiver()
+  client = formClient(t)
+  email = `notify-${Math.random().toString(36).slice(2, 8)}@example.com`
+  await client.signUp(email)
+}, 60_000)
+afterAll(async () => {
+  await t.close()
+  await slack.stop()
+})
+
+const apiSettings = async () =>
+  (await t.request('GET', '/api/v1/notifications', { token: await t.tokenFor(email) })).body.data
+
+describe('notification settings page', () => {
+  test('linked from the navigation; the defaults shown', async () => {
+    const page = await client.get('/settings/api')
+    expect(page.html).toContain('<a href="/settings/notifications">Notifications</a>')
+    const own = await client.get(PAGE)
+    expect(own.status).toBe(200)
+    expect(own.html).toContain('<h1>Notifications</h1>')
+    expect(own.html).toContain('<option value="medium" selected>medium</option>')
+    expect(own.html).toContain('value="UTC"')
+    expect(own.html).toContain('No message sent yet.')
+  })
+
+  test('saving stores what the API reads; the URL is shown masked and kept when the field is empty', async () => {
+    const saved = await client.submit(PAGE, {
+      ...base,
+      alert_min_severity: 'high',
+      alert_recipients: 'Ops@Example.com\nsecurity@example.com',
+      digest_frequency: 'daily',
+      digest_time_zone: 'Europe/Paris',
+      slack_webhook_url: `${slack.url}?token=verySecretXyZ9`,
+      slack_min_severity: 'critical',
+    })
+    expect(saved.status).toBe(303)
+    expect(saved.location).toBe('/settings/notifications?saved=1')
+    const page = await client.get(saved.location!)
+    expect(page.html).toContain('Notification settings saved.')
+    expect(page.html).toContain(`<code>http://127.0.0.1:${new URL(slack.url).port}/…XyZ9</code>`)
+    expect(page.html).not.toContain('verySecret')
+    expect(await apiSettings()).toMatchObject({
+      alert_email: { min_severity: 'high', recipients: ['ops@example.com', 'security@example.com'] },
+      digest: { frequency: 'daily', time_zone: 'Europe/Paris' },
+      slack: { min_severity: 'critical', webhook_url: expect.stringContaining('XyZ9') },
+      teams: { webhook_url: null },
+    })
+    // The form again without a URL keeps it.
+    await client.submit(PAGE, { ...base, slack_min_severity: 'low' })
+    expect((await apiSettings()).slack).toMatchObject({
+      min_severity: 'low',
+      webhook_url: expect.stringContaining('XyZ9'),
+    })
+  })
+
+  test('the send-test button posts to Slack and shows the outcome and the last delivery', async () => {
+    const answer = await client.submit(PAGE, { channel: 'slack' }, '/settings/notifications/test')
+    expect(answer.status).toBe(200)
+    expect(answer.html).toContain('Test message to Slack: delivered (HTTP 200).')
+    expect(slack.arrivals.at(-1)!.problems).toEqual([])
+    expect(answer.html).toContain('Last message: test')
+    const email = await client.submit(PAGE, { channel: 'email' }, '/settings/notifications/test')
+    expect(email.html).toContain(
+      'No test email sent: This installation does not send notification emails yet',
+    )
+  })
+
+  test('refusals at the field, with the API’s messages, and nothing saved', async () => {
+    const before = await apiSettings()
+    const answer = await client.submit(PAGE, {
+      ...base,
+      alert_recipients: 'not-an-address',
+      digest_time_zone: 'Nowhere/Special',
+    })
+    expect(answer.status).toBe(400)
+    expect(answer.html).toContain('There is a problem')
+    expect(answer.html).toContain('id="alert_recipients-error"')
+    expect(answer.html).toContain('not-an-address')
+    const zone = await client.submit(PAGE, { ...base, digest_time_zone: 'Nowhere/Special' })
+    expect(zone.html).toContain('id="digest_time_zone-error"')
+    const url = await client.submit(PAGE, { ...base, teams_webhook_url: 'ftp://example.com/x' })
+    expect(url.status).toBe(400)
+    expect(url.html).toContain('id="teams_webhook_url-error"')
+    expect(url.html).toContain('must use https')
+    expect(await apiSettings()).toEqual(before)
+  })
+
+  test('turning a channel off forgets its URL', async () => {
+    await client.submit(PAGE, { ...base, slack_off: '1' })
+    expect((await apiSettings()).slack.webhook_url).toBeNull()
+  })
+
+  test('without the CSRF token or from another origin: refused', async () => {
+    expect((await client.post(PAGE, { ...base })).status).toBe(403)
+    const page = await client.get(PAGE)
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.html)![1]!
+    expect(
+      (await client.post(PAGE, { _csrf: csrf, ...base }, { origin: 'https://evil.example' })).status,
+    ).toBe(403)
+  })
+})
