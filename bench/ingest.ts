@@ -6,12 +6,14 @@ import { rowsOf } from '../infrastructure/db/database.ts'
 import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { ingestJobDeps } from '../src/compose/ingest.ts'
 import { housekeeping } from '../src/compose/maintenance.ts'
 import { buildApp, intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
 import { ingestMemoryFigures } from './ingest-memory.ts'
+import { smallReportFigures } from './ingest-small.ts'
 import { cpuSince, startPeakRss } from './process-stats.ts'
 import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
@@ -24,7 +26,7 @@ async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }
   return { value, ms: performance.now() - started }
 }
 
-// BENCH_ONLY=large|queue|summary|memory runs one part (comma-separated for several).
+// BENCH_ONLY=large|queue|small|summary|memory runs one part (comma-separated for several).
 const only = (part: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(part)
 const db = await createTestDatabase()
 const database = db.database
@@ -60,22 +62,7 @@ for (const name of domains) {
     values (${account.value.accountId}, ${name}, 'x', now())`)
 }
 const { accept, messages } = intake(runtime)
-const jobDeps = {
-  database,
-  boss,
-  messages,
-  forensicTls: s.forensicTls,
-  dns: runtime.dns,
-  logger: runtime.logger,
-  now,
-  limits: {
-    maxDecompressedBytes: config.ingestMaxReportBytes,
-    maxZipEntries: 32,
-    maxCompressionRatio: 1000,
-    maxParts: 1000,
-  },
-  redactForensic: async () => true,
-}
+const jobDeps = ingestJobDeps(runtime, { messages, forensicTls: s.forensicTls })
 
 // 1. One report of 100,000 records (~42 MB of XML, gzipped in an email): intake to committed rows
 // and rollups.
@@ -221,6 +208,18 @@ if (only('queue')) {
   )
 }
 await boss.stop({ graceful: false })
+
+// 5. Small reports over HTTP until the overview shows them (issue #20): one ROLE=all process, then
+// ROLE=api with two ROLE=worker processes (bench/ingest-small.ts).
+if (only('small')) {
+  if (db.url === null) throw new Error('bench:ingest needs PostgreSQL')
+  const token = await createToken(
+    { accounts: s.accounts, tokens: s.tokens, random: systemRandom },
+    { email: 'bench@example.com', name: 'bench-small', now: now() },
+  )
+  if (!token.ok) throw new Error('token')
+  figures.push(...(await smallReportFigures({ url: db.url, recipient, domains, token: token.value.value })))
+}
 
 // 4. Large mail (issue #16): a service process's peak RSS growth for one ~60 MB message and for
 // eight at once, sent over HTTP and processed by its worker (bench/ingest-memory.ts).

@@ -96,10 +96,10 @@ async function insertReport(tx: SqlTx, input: AggregateWrite): Promise<number | 
   return rows[0] === undefined ? null : Number(rows[0].id)
 }
 
-const COUNT_BY_IDENTITY = `update aggregate_reports set duplicates_seen = duplicates_seen + 1
+export const COUNT_BY_IDENTITY = `update aggregate_reports set duplicates_seen = duplicates_seen + 1
   where account_id = $1 and lower(reporter_org) = lower($2) and report_id = $3 and policy_domain = $4
     and begin_at = to_timestamp($5) and end_at = to_timestamp($6) returning id`
-const COUNT_BY_CONTENT =
+export const COUNT_BY_CONTENT =
   'update aggregate_reports set duplicates_seen = duplicates_seen + 1 where account_id = $1 and content_hash = $2 returning id'
 
 /** A duplicate is acknowledged and counted on the report stored first (by identity, else content). */

@@ -1,6 +1,7 @@
-import { and, count, desc, eq, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
+import type { JobMessageStore, StoredMessage } from '../../domain/ingest/ports.ts'
 import type { QuarantinedMessage, QuarantineStore } from '../../domain/ingest/quarantine.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { type Db, rowsOf } from '../db/database.ts'
@@ -16,21 +17,6 @@ import { pgArray } from './sql-tx.ts'
  * value per message would cost the intake and the worker several copies of a 64 MB message.
  */
 export const MESSAGE_PIECE_BYTES = 1024 * 1024
-
-export interface StoredMessage {
-  id: string
-  accountId: string
-  source: string
-  recipient: string | null
-  /** The message when stored in one value; null when in pieces (or gone by retention). */
-  raw: Uint8Array | null
-  /** How many pieces hold the message (0 when it is in raw). */
-  pieces: number
-  size: number
-  sha256: string
-  receivedAt: Date
-  status: 'pending' | 'processed' | 'quarantined'
-}
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
@@ -120,6 +106,25 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       if (row === undefined) return null
       // postgres.js gives a Buffer (a Uint8Array already): not copied again.
       return row
+    },
+
+    /**
+     * A worker batch's messages in one statement (src/jobs/ingest-batch.ts), in no particular order.
+     * The bytes come only of messages up to `inlineBytes` (a bytea travels as hex text twice its
+     * size: a batch of 1 MiB messages would hold ~50 MB at once); a larger one has `raw` withheld
+     * (`withheld: true`) and is loaded on its own when its turn comes.
+     */
+    async loadMany(ids: string[], inlineBytes: number): Promise<(StoredMessage & { withheld: boolean })[]> {
+      if (ids.length === 0) return []
+      const rows = await db
+        .select({
+          ...getTableColumns(ingestMessages),
+          raw: sql<Uint8Array | null>`case when ${ingestMessages.size} <= ${inlineBytes} then ${ingestMessages.raw} end`,
+          withheld: sql<boolean>`${ingestMessages.size} > ${inlineBytes} and ${ingestMessages.raw} is not null`,
+        })
+        .from(ingestMessages)
+        .where(inArray(ingestMessages.id, ids))
+      return rows
     },
 
     /** The message's bytes in order, one piece read at a time (the worker streams them). */
@@ -256,7 +261,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       })
     },
   }
-  return store satisfies IngestMessageStore & QuarantineStore
+  return store satisfies IngestMessageStore & QuarantineStore & JobMessageStore
 }
 
 export type PgIngestMessageStore = ReturnType<typeof pgIngestMessageStore>

@@ -1,11 +1,16 @@
 import { acceptMessage } from '../../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
+import type { ReportDomainLookup } from '../../domain/ingest/ports.ts'
+import type { DomainMatch } from '../../domain/ingest/process-message.ts'
 import { ingestKeyOf } from '../../domain/ingest/routing.ts'
 import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
+import { pgReportBatchStore } from '../../infrastructure/repositories/aggregate-report-batch.ts'
+import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
+import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import type { Runtime } from '../compose.ts'
 import { ByteBudget } from '../jobs/byte-budget.ts'
 import type { IngestJobDeps } from '../jobs/ingest.ts'
@@ -51,6 +56,21 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
 export type Intake = ReturnType<typeof intake>
 
 /**
+ * Reports of one account name the same few domains over and over: a verified match is remembered
+ * for a few seconds per process (only matches: a domain verified a moment ago is seen at once).
+ */
+function cachedReportDomains(lookup: ReportDomainLookup, now: () => Date): ReportDomainLookup {
+  const cached = cacheFound(
+    (key): Promise<DomainMatch> => {
+      const [accountId, policyDomain] = key.split('\u0000') as [string, string]
+      return lookup(accountId, policyDomain)
+    },
+    { ttlMs: 10_000, max: 10_000, now: () => now().getTime(), found: (match) => match.ok },
+  )
+  return (accountId, policyDomain) => cached(`${accountId}\u0000${policyDomain}`)
+}
+
+/**
  * What the report job needs: the worker's, and the same for callers that process inline. The
  * stores are the process's own (src/compose/stores.ts; with the queue, stored failure and TLS
  * reports enqueue their alert rules: infrastructure/queue/alert-triggers.ts).
@@ -59,13 +79,14 @@ export function ingestJobDeps(
   runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
   { messages, forensicTls }: Pick<IngestJobDeps, 'messages' | 'forensicTls'>,
 ): IngestJobDeps {
-  const { config } = runtime
+  const { config, database, dns, now } = runtime
   return {
-    database: runtime.database,
-    boss: runtime.boss,
+    aggregates: createAggregateWriter(database, runtime.boss),
+    batches: pgReportBatchStore(database, runtime.boss),
+    reportDomains: cachedReportDomains(reportDomains(database), now),
+    enrichSources: (input) => enrichSources({ db: database.db, dns, now }, input),
     messages,
     forensicTls,
-    dns: runtime.dns,
     logger: runtime.logger,
     now: runtime.now,
     limits: {

@@ -1,7 +1,11 @@
-import type { PgBoss } from 'pg-boss'
-import type { DnsResolver } from '../../domain/dns/ports.ts'
+import type {
+  JobMessageStore,
+  ReportBatchStore,
+  ReportDomainLookup,
+  SourceEnricher,
+  StoredMessage,
+} from '../../domain/ingest/ports.ts'
 import {
-  type DomainMatch,
   type Payload,
   type PayloadContext,
   PayloadFailure,
@@ -12,6 +16,7 @@ import {
 } from '../../domain/ingest/process-message.ts'
 import { parseAggregateReport } from '../../domain/reports/aggregate-parser.ts'
 import { alignRecord, publicSuffixOrganizationalDomain } from '../../domain/reports/alignment.ts'
+import type { AggregateReportWriter } from '../../domain/reports/store-aggregate.ts'
 import {
   type FailureTlsStore,
   type ReportStorageDeps,
@@ -19,31 +24,30 @@ import {
   storeTlsReport,
 } from '../../domain/reports/store-failure-tls.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
-import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
-import type { Database } from '../../infrastructure/db/database.ts'
 import { readAll, streamReports } from '../../infrastructure/mail/extract-reports.ts'
 import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
 import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
 import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
-import type { PgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
-import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
-import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import { paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { ByteBudget } from './byte-budget.ts'
+import { processBatch } from './ingest-batch.ts'
 
 // The background half of report intake: one job per accepted message, and a cron that looks up
 // reverse DNS for new source IPs (never inside the parser).
 
 export interface IngestJobDeps {
-  database: Database
-  /** Stored reports enqueue their alert evaluation (infrastructure/queue/alert-triggers.ts). */
-  boss: PgBoss | null
-  messages: PgIngestMessageStore
+  /** Stores aggregate reports; stored ones enqueue their alert evaluation (src/compose/ingest.ts). */
+  aggregates: AggregateReportWriter
+  /** The account's verified domain a report is about (cached briefly by the composition root). */
+  reportDomains: ReportDomainLookup
+  /** Reverse DNS of new source IPs (the ENRICH_SOURCES cron, never inside the parser). */
+  enrichSources: SourceEnricher
+  /** A worker batch's small reports and marks, in one transaction (src/jobs/ingest-batch.ts). */
+  batches: ReportBatchStore
+  messages: JobMessageStore
   forensicTls: FailureTlsStore
-  dns: DnsResolver
   logger: Logger
   now: () => Date
   limits: ExtractLimits
@@ -133,27 +137,8 @@ export function processDeps(deps: IngestJobDeps): ProcessDeps {
         dmarcPass: aligned.dmarc === 'pass',
       }
     },
-    aggregates: createAggregateWriter(deps.database, deps.boss),
+    aggregates: deps.aggregates,
   }
-}
-
-// Reports of one account name the same few domains over and over: a verified match is remembered
-// for a few seconds per process (only matches: a domain verified a moment ago is seen at once).
-const domainCaches = new WeakMap<IngestJobDeps, (key: string) => Promise<DomainMatch>>()
-function domainResolver(deps: IngestJobDeps) {
-  let cached = domainCaches.get(deps)
-  if (cached === undefined) {
-    cached = cacheFound(
-      (key) => {
-        const [accountId, policyDomain] = key.split('\u0000') as [string, string]
-        return resolveReportDomain(deps.database.db, accountId, policyDomain)
-      },
-      { ttlMs: 10_000, max: 10_000, now: () => deps.now().getTime(), found: (match) => match.ok },
-    )
-    domainCaches.set(deps, cached)
-  }
-  const lookup = cached
-  return (accountId: string, policyDomain: string) => lookup(`${accountId}\u0000${policyDomain}`)
 }
 
 /** What became of a message: `skipped` when it was not pending (processed already, or gone). */
@@ -162,67 +147,64 @@ export type MessageResult =
   | { status: 'quarantined'; reason: QuarantineReason; outcomes: PayloadOutcome[] }
   | { status: 'skipped' }
 
-/** A processed message waiting to be marked with the rest of its batch (see ingestJobs). */
-export interface ProcessedMark {
-  id: string
-  outcome: unknown
-  outcomes: PayloadOutcome[]
-}
+/** A pending message read through: its reports stored (or held for its batch), not yet marked. */
+export type ReadMessage =
+  | { ok: true; outcomes: PayloadOutcome[] }
+  | { ok: false; reason: QuarantineReason; outcomes: PayloadOutcome[] }
 
-/**
- * Processes one message. With `marks`, a processed message is not marked here but added to `marks`
- * for the batch to mark in one statement; until then it is still pending, and a retry finds its
- * reports already stored (deduplicated) and acknowledges them.
- */
-export async function processMessage(
-  deps: IngestJobDeps,
-  messageId: string,
-  marks?: ProcessedMark[],
-): Promise<MessageResult> {
-  const message = await deps.messages.load(messageId)
-  // Already handled (a retry after a crash past the commit) or gone: nothing to do.
-  if (message === null || message.status !== 'pending' || (message.raw === null && message.pieces === 0))
-    return { status: 'skipped' }
-  const resolve = domainResolver(deps)
+/** Already handled (a retry after a crash past the commit) or gone: nothing to do. */
+export const isPending = (message: StoredMessage | null): message is StoredMessage =>
+  message !== null && message.status === 'pending' && (message.raw !== null || message.pieces > 0)
+
+/** Extracts, parses and stores (or holds, with a batch's writer) the reports of a pending message. */
+export async function readMessage(deps: IngestJobDeps, message: StoredMessage): Promise<ReadMessage> {
   const ctx: PayloadContext = {
     accountId: message.accountId,
-    messageId,
-    resolveDomain: (policyDomain) => resolve(message.accountId, policyDomain),
+    messageId: message.id,
+    resolveDomain: (policyDomain) => deps.reportDomains(message.accountId, policyDomain),
   }
   // Admitted by size: large messages wait while others hold the budget (docs/ingestion.md, "Memory").
   const release = await (deps.budget ?? unlimited).acquire(message.size)
-  let result: Awaited<ReturnType<typeof processPayloads>>
   try {
     // The message is read from the database a piece at a time, as the parser asks for it.
-    result = await processPayloads(processDeps(deps), deps.messages.body(message), ctx)
+    return await processPayloads(processDeps(deps), deps.messages.body(message), ctx)
   } finally {
     release()
   }
-  const outcome = result.outcomes.map((o) =>
-    o.status === 'quarantine' ? { status: o.status, ...o.reason } : o,
-  )
-  if (result.ok && marks !== undefined) {
-    marks.push({ id: messageId, outcome, outcomes: result.outcomes })
-  } else if (result.ok) {
-    await deps.messages.markProcessed(messageId, outcome, deps.now())
-    countStored(result.outcomes)
-  } else {
-    await deps.messages.quarantine(messageId, result.reason, deps.now())
-    ingestMessages.inc({ outcome: 'quarantined' })
-    deps.logger.warn('report message quarantined', {
-      message_id: messageId,
-      code: result.reason.code,
-      reason: result.reason.message,
-    })
+}
+
+/** What a message held, as ingest_messages.outcome keeps it. */
+export const outcomeOf = (outcomes: PayloadOutcome[]): unknown =>
+  outcomes.map((o) => (o.status === 'quarantine' ? { status: o.status, ...o.reason } : o))
+
+export async function quarantineMessage(deps: IngestJobDeps, messageId: string, reason: QuarantineReason) {
+  await deps.messages.quarantine(messageId, reason, deps.now())
+  ingestMessages.inc({ outcome: 'quarantined' })
+  deps.logger.warn('report message quarantined', {
+    message_id: messageId,
+    code: reason.code,
+    reason: reason.message,
+  })
+}
+
+/** Processes one message on its own (inline intake: src/wiring/ingest-now.ts). */
+export async function processMessage(deps: IngestJobDeps, messageId: string): Promise<MessageResult> {
+  const message = await deps.messages.load(messageId)
+  if (!isPending(message)) return { status: 'skipped' }
+  const result = await readMessage(deps, message)
+  if (!result.ok) {
+    await quarantineMessage(deps, messageId, result.reason)
     return { status: 'quarantined', reason: result.reason, outcomes: result.outcomes }
   }
+  await deps.messages.markProcessed(messageId, outcomeOf(result.outcomes), deps.now())
+  countStored(result.outcomes)
   return { status: 'processed', outcomes: result.outcomes }
 }
 
 const unlimited = new ByteBudget(Number.POSITIVE_INFINITY)
 
 /** Metrics, counted after the commit so a retried job does not count twice what it stored once. */
-function countStored(outcomes: PayloadOutcome[]): void {
+export function countStored(outcomes: PayloadOutcome[]): void {
   let fresh = false
   for (const o of outcomes) {
     if (o.status !== 'stored') continue
@@ -235,39 +217,24 @@ function countStored(outcomes: PayloadOutcome[]): void {
   ingestMessages.inc({ outcome: fresh || outcomes.length === 0 ? 'processed' : 'duplicate' })
 }
 
-const BATCH_CONCURRENCY = 4
-
 export function ingestJobs(deps: IngestJobDeps): JobHandler[] {
   // Reports should show up within a second of arriving: poll often, and take jobs in batches.
   const processMessages = handle(
     PROCESS_MESSAGE,
-    // Measured with bench:ingest (docs/ingestion.md): batches of 16, two fetch loops and four
-    // messages in flight per batch gave the best end-to-end rate on two cores; fetching goes on
-    // without pause while batches come back full.
-    { batchSize: 16, localConcurrency: 2, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
-    async (jobs) => {
-      // Four messages at a time within a batch: while one waits on the database another parses.
-      // Every message is finished before the batch reports, and a failed batch is retried whole;
-      // messages already stored are no longer pending then, so a retry skips them.
-      // Processed messages are marked together, one statement per batch instead of one per message.
-      let next = 0
-      const marks: ProcessedMark[] = []
-      const results = await Promise.allSettled(
-        Array.from({ length: BATCH_CONCURRENCY }, async () => {
-          while (next < jobs.length) await processMessage(deps, jobs[next++]!.data.messageId, marks)
-        }),
-      )
-      await deps.messages.markProcessedMany(marks, deps.now())
-      for (const mark of marks) countStored(mark.outcomes)
-      const failed = results.find((r) => r.status === 'rejected')
-      if (failed !== undefined) throw failed.reason
-    },
+    // Measured with bench:ingest (docs/ingestion.md): two fetch loops, fetching on without pause
+    // while batches come back full. Batches of 32: a batch's fixed statements (fetch, load, its
+    // transaction, completion) and its alert triggers (one per domain) spread over twice the
+    // messages; the workers took ~20% less CPU per report than with 16 (BENCH_ONLY=small).
+    { batchSize: 32, localConcurrency: 2, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
+    // A batch's small reports are stored and its messages marked in one transaction (ingest-batch.ts).
+    (jobs) =>
+      processBatch(
+        deps,
+        jobs.map((job) => job.data.messageId),
+      ),
   )
   const enrich = handle(ENRICH_SOURCES, async () => {
-    const looked = await enrichSources(
-      { db: deps.database.db, dns: deps.dns, now: deps.now },
-      { limit: 1000 },
-    )
+    const looked = await deps.enrichSources({ limit: 1000 })
     if (looked > 0) deps.logger.info('source IPs enriched', { count: looked })
   })
   return [processMessages, enrich]

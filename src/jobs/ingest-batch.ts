@@ -1,0 +1,111 @@
+import type { PayloadOutcome } from '../../domain/ingest/process-message.ts'
+import { type HeldReport, holdSmallReports, settle } from '../../domain/ingest/report-batch.ts'
+import {
+  countStored,
+  type IngestJobDeps,
+  isPending,
+  outcomeOf,
+  quarantineMessage,
+  type ReadMessage,
+  readMessage,
+} from './ingest.ts'
+
+// A worker's batch of messages (docs/ingestion.md, "The queue"): one statement loads them, each is
+// read through with its small reports held back (domain/ingest/report-batch.ts), then one
+// transaction stores every held report and marks the processed messages. Exactly once: until that
+// commit nothing of the batch's small reports exists and its messages are pending, so a batch
+// retried after a crash stores everything once. A bad message never fails its neighbours: a parse
+// problem is found while the message is read, before anything is held, and quarantines that
+// message alone (after the commit, so the reports it held before the problem are stored first,
+// as one by one); a transaction that fails is retried one message at a time, so only the message
+// it was about stays pending for the job's retry.
+
+/** Messages read at once within a batch: while one waits on the database another parses. */
+const BATCH_CONCURRENCY = 4
+
+/** Messages up to this size come with the batch's one load; larger ones are loaded one by one. */
+const INLINE_BYTES = 64 * 1024
+
+interface Read {
+  id: string
+  held: HeldReport[]
+  result: ReadMessage
+  /** The outcomes with the held reports' final results, once committed. */
+  final?: PayloadOutcome[]
+}
+
+async function commit(deps: IngestJobDeps, reads: Read[]): Promise<void> {
+  await deps.batches.commit(
+    reads.flatMap((read) => read.held),
+    (results) => {
+      const marks = []
+      let at = 0
+      for (const read of reads) {
+        read.final = settle(read.result.outcomes, results.slice(at, at + read.held.length))
+        at += read.held.length
+        if (read.result.ok) marks.push({ id: read.id, outcome: outcomeOf(read.final) })
+      }
+      return marks
+    },
+    deps.now(),
+  )
+}
+
+export async function processBatch(deps: IngestJobDeps, ids: string[]): Promise<void> {
+  // In the batch's order (the queue's, so arrival order): of duplicates within it, the first is stored.
+  const loaded = new Map(
+    (await deps.messages.loadMany(ids, INLINE_BYTES)).map((message) => [message.id, message]),
+  )
+  const messages = ids.flatMap((id) => loaded.get(id) ?? []).filter((m) => m.withheld || isPending(m))
+  const slots: (Read | undefined)[] = []
+  const failures: unknown[] = []
+  let next = 0
+  await Promise.all(
+    Array.from({ length: BATCH_CONCURRENCY }, async () => {
+      while (next < messages.length) {
+        const index = next++
+        const listed = messages[index]!
+        const { writer, held } = holdSmallReports(deps.aggregates)
+        try {
+          const message = listed.withheld ? await deps.messages.load(listed.id) : listed
+          if (!isPending(message)) continue
+          const result = await readMessage({ ...deps, aggregates: writer }, message)
+          slots[index] = { id: listed.id, held, result }
+        } catch (error) {
+          // Storage trouble (its large report, a failure or TLS report): the message stays pending
+          // and the batch is retried; what it held is dropped, stored by the retry.
+          failures.push(error)
+        }
+      }
+    }),
+  )
+  const reads = slots.filter((read) => read !== undefined)
+  let committed = reads
+  try {
+    await commit(deps, reads)
+  } catch (batchError) {
+    deps.logger.warn('report batch failed; storing its messages one at a time', {
+      messages: reads.length,
+      error: batchError instanceof Error ? batchError.message : String(batchError),
+    })
+    committed = []
+    for (const read of reads) {
+      try {
+        await commit(deps, [read])
+        committed.push(read)
+      } catch (error) {
+        deps.logger.error('report message could not be stored; its job will retry', {
+          message_id: read.id,
+          error: error instanceof Error ? error.message : String(error),
+        })
+        failures.push(error)
+      }
+    }
+  }
+  for (const read of committed) {
+    if (read.result.ok) countStored(read.final ?? read.result.outcomes)
+    else await quarantineMessage(deps, read.id, read.result.reason)
+  }
+  // pg-boss retries the batch: what was committed is no longer pending and is skipped.
+  if (failures.length > 0) throw failures[0]
+}
