@@ -73,6 +73,9 @@ export function ingestJobDeps(
     },
     // Messages admitted by their bytes in flight (INGEST_WORKER_MAX_BYTES; docs/ingestion.md, "Memory").
     budget: new ByteBudget(config.ingestWorkerMaxBytes),
+    // The API shares this thread in ROLE=all: CPU slices and enrichment budgets (docs/ingestion.md).
+    sliceMs: config.workerSliceMs,
+    enrichPtr: config.enrichPtr,
   }
 }
 

@@ -49,6 +49,10 @@ export interface IngestJobDeps {
   limits: ExtractLimits
   /** Message bytes processed at once in this process (INGEST_WORKER_MAX_BYTES; docs/ingestion.md). */
   budget?: ByteBudget
+  /** CPU slice of a report's stream (WORKER_SLICE_MS; infrastructure/runtime/cpu-slices.ts). */
+  sliceMs?: number
+  /** Reverse-DNS lookups per run and at once (ENRICH_PTR_PER_RUN, ENRICH_PTR_CONCURRENCY). */
+  enrichPtr?: { perRun: number; concurrency: number }
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')
@@ -133,7 +137,7 @@ export function processDeps(deps: IngestJobDeps): ProcessDeps {
         dmarcPass: aligned.dmarc === 'pass',
       }
     },
-    aggregates: createAggregateWriter(deps.database, deps.boss),
+    aggregates: createAggregateWriter(deps.database, deps.boss, deps.sliceMs),
   }
 }
 
@@ -266,7 +270,7 @@ export function ingestJobs(deps: IngestJobDeps): JobHandler[] {
   const enrich = handle(ENRICH_SOURCES, async () => {
     const looked = await enrichSources(
       { db: deps.database.db, dns: deps.dns, now: deps.now },
-      { limit: 1000 },
+      { limit: deps.enrichPtr?.perRun ?? 1000, concurrency: deps.enrichPtr?.concurrency },
     )
     if (looked > 0) deps.logger.info('source IPs enriched', { count: looked })
   })
