@@ -23,6 +23,8 @@ const LARGE_RECORDS = 100_000
 const SECRET = 'bench-intake-secret-0123456789abcdef'
 const root = new URL('../', import.meta.url).pathname
 const load1 = () => loadavg()[0]!.toFixed(2)
+// BENCH_ONLY=small,alone,loaded runs some of the three digestions (comma-separated).
+const only = (part: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(part)
 
 const db = await createTestDatabase()
 if (db.url === null) throw new Error('bench:mixed needs PostgreSQL (TEST_DATABASE_URL)')
@@ -234,70 +236,74 @@ try {
     ok: true,
   })
 
-  const smallLoad = load1()
-  let small = { seconds: 0 }
-  const underSmall = await readLoad(() =>
-    digestSmall(1).then((r) => {
-      small = r
-    }),
-  )
-  const smallErrors = Object.values(underSmall.errors).reduce((a, b) => a + b, 0)
-  figures.push(
-    {
-      metric: `GET /domains while ${SMALL_REPORTS} small reports are digested: p99 (p50; load ${smallLoad})`,
-      value: `${ms(underSmall.latency_us.p99)} (${ms(underSmall.latency_us.p50)}, ${underSmall.rps.toFixed(0)} /s, ${smallErrors} errors)`,
-      target: '≤ 50 ms',
-      ok: underSmall.latency_us.p99 <= 50_000 && smallErrors === 0,
-    },
-    {
-      metric: `${SMALL_REPORTS} small reports under that read load: posted → all stored`,
-      value: `${small.seconds.toFixed(2)} s (${(SMALL_REPORTS / small.seconds).toFixed(0)} /s)`,
-      target: 'reported (part 2 measures the rate)',
-      ok: true,
-    },
-  )
-
-  const aloneLoad = load1()
-  const alone = await digestLarge(domains[1]!, 'big-alone', 11)
-  const large = await alone.run()
-  figures.push(
-    {
-      metric: `100,000-record report alone: intake → summary shows its total (load ${aloneLoad})`,
-      value: `${large.seconds.toFixed(2)} s`,
-      target: '≤ 2 s',
-      ok: large.seconds <= 2,
-    },
-    {
-      metric: `100,000-record report alone: peak RSS (VmHWM; ${Math.round(alone.before / 1e6)} MB before)`,
-      value: `${Math.round(large.peak / 1e6)} MB`,
-      target: '≤ 256 MB',
-      ok: large.peak <= 256e6,
-    },
-  )
-
-  const loadedLoad = load1()
-  const loaded = await digestLarge(domains[2]!, 'big-loaded', 12)
-  let underLarge = { seconds: 0, peak: 0 }
-  const reads = await readLoad(() =>
-    loaded.run().then((r) => {
-      underLarge = r
-    }),
-  )
-  const largeErrors = Object.values(reads.errors).reduce((a, b) => a + b, 0)
-  figures.push(
-    {
-      metric: `GET /domains while a 100,000-record report is digested: p99 (p50; load ${loadedLoad})`,
-      value: `${ms(reads.latency_us.p99)} (${ms(reads.latency_us.p50)}, ${reads.rps.toFixed(0)} /s, ${largeErrors} errors)`,
-      target: '≤ 50 ms',
-      ok: reads.latency_us.p99 <= 50_000 && largeErrors === 0,
-    },
-    {
-      metric: '100,000-record report under that read load: intake → summary; peak RSS',
-      value: `${underLarge.seconds.toFixed(2)} s; ${Math.round(underLarge.peak / 1e6)} MB`,
-      target: 'reported',
-      ok: true,
-    },
-  )
+  if (only('small')) {
+    const smallLoad = load1()
+    let small = { seconds: 0 }
+    const underSmall = await readLoad(() =>
+      digestSmall(1).then((r) => {
+        small = r
+      }),
+    )
+    const smallErrors = Object.values(underSmall.errors).reduce((a, b) => a + b, 0)
+    figures.push(
+      {
+        metric: `GET /domains while ${SMALL_REPORTS} small reports are digested: p99 (p50; load ${smallLoad})`,
+        value: `${ms(underSmall.latency_us.p99)} (${ms(underSmall.latency_us.p50)}, ${underSmall.rps.toFixed(0)} /s, ${smallErrors} errors)`,
+        target: '≤ 50 ms',
+        ok: underSmall.latency_us.p99 <= 50_000 && smallErrors === 0,
+      },
+      {
+        metric: `${SMALL_REPORTS} small reports under that read load: posted → all stored`,
+        value: `${small.seconds.toFixed(2)} s (${(SMALL_REPORTS / small.seconds).toFixed(0)} /s)`,
+        target: 'reported (part 2 measures the rate)',
+        ok: true,
+      },
+    )
+  }
+  if (only('alone')) {
+    const aloneLoad = load1()
+    const alone = await digestLarge(domains[1]!, 'big-alone', 11)
+    const large = await alone.run()
+    figures.push(
+      {
+        metric: `100,000-record report alone: intake → summary shows its total (load ${aloneLoad})`,
+        value: `${large.seconds.toFixed(2)} s`,
+        target: '≤ 2 s',
+        ok: large.seconds <= 2,
+      },
+      {
+        metric: `100,000-record report alone: peak RSS (VmHWM; ${Math.round(alone.before / 1e6)} MB before)`,
+        value: `${Math.round(large.peak / 1e6)} MB`,
+        target: '≤ 256 MB',
+        ok: large.peak <= 256e6,
+      },
+    )
+  }
+  if (only('loaded')) {
+    const loadedLoad = load1()
+    const loaded = await digestLarge(domains[2]!, 'big-loaded', 12)
+    let underLarge = { seconds: 0, peak: 0 }
+    const reads = await readLoad(() =>
+      loaded.run().then((r) => {
+        underLarge = r
+      }),
+    )
+    const largeErrors = Object.values(reads.errors).reduce((a, b) => a + b, 0)
+    figures.push(
+      {
+        metric: `GET /domains while a 100,000-record report is digested: p99 (p50; load ${loadedLoad})`,
+        value: `${ms(reads.latency_us.p99)} (${ms(reads.latency_us.p50)}, ${reads.rps.toFixed(0)} /s, ${largeErrors} errors)`,
+        target: '≤ 50 ms',
+        ok: reads.latency_us.p99 <= 50_000 && largeErrors === 0,
+      },
+      {
+        metric: '100,000-record report under that read load: intake → summary; peak RSS',
+        value: `${underLarge.seconds.toFixed(2)} s; ${Math.round(underLarge.peak / 1e6)} MB`,
+        target: 'reported',
+        ok: true,
+      },
+    )
+  }
   if (Object.keys(extra).length > 0)
     figures.push({
       metric: 'service settings (BENCH_SERVICE_ENV)',

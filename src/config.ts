@@ -37,6 +37,8 @@ export interface Config {
   ingestMaxReportBytes: number
   /** Bytes; the sizes of the messages one worker process works on at once (docs/ingestion.md). */
   ingestWorkerMaxBytes: number
+  /** Messages one worker process works on at once, whatever their size. */
+  ingestWorkerConcurrency: number
   /** Ms of CPU a report's stream runs before it lets the event loop turn; 0: never (issue #20). */
   workerSliceMs: number
   /** Connections of the worker's own pool when the API runs in the same process (ROLE=all, PostgreSQL). */
@@ -162,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
       1024 * 1024,
       64 * 1024 * 1024 * 1024,
     ),
+    ingestWorkerConcurrency: int('INGEST_WORKER_CONCURRENCY', 8, 1, 64),
     workerSliceMs: int('WORKER_SLICE_MS', 5, 0, 1000),
     workerDbPool: int('WORKER_DB_POOL', 4, 1, 100),
     enrichPtr: {

@@ -72,7 +72,8 @@ export function ingestJobDeps(
       maxParts: 1000,
     },
     // Messages admitted by their bytes in flight (INGEST_WORKER_MAX_BYTES; docs/ingestion.md, "Memory").
-    budget: new ByteBudget(config.ingestWorkerMaxBytes),
+    // and by their count (INGEST_WORKER_CONCURRENCY: in ROLE=all each is work ahead of the API's).
+    budget: new ByteBudget(config.ingestWorkerMaxBytes, config.ingestWorkerConcurrency),
     // The API shares this thread in ROLE=all: CPU slices and enrichment budgets (docs/ingestion.md).
     sliceMs: config.workerSliceMs,
     enrichPtr: config.enrichPtr,
