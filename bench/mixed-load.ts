@@ -297,7 +297,7 @@ try {
         ok: reads.latency_us.p99 <= 50_000 && largeErrors === 0,
       },
       {
-        metric: '100,000-record report under that read load: intake → summary; peak RSS',
+        metric: `100,000-record report under that read load: intake → summary; peak RSS (${Math.round(loaded.before / 1e6)} MB before)`,
         value: `${underLarge.seconds.toFixed(2)} s; ${Math.round(underLarge.peak / 1e6)} MB`,
         target: 'reported',
         ok: true,

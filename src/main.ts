@@ -56,8 +56,9 @@ const runtime = {
 // In ROLE=all on PostgreSQL the worker has a pool of its own (WORKER_DB_POOL), so a request never
 // waits for a connection behind a large report's transaction or a batch of stores (issue #20).
 // The embedded database has one session whatever the pools, and ROLE=worker has no API to protect.
+// WORKER_DB_POOL=0 shares the API's pool (as before issue #20).
 const workerDatabase =
-  config.role === 'all' && database.kind === 'postgres'
+  config.role === 'all' && database.kind === 'postgres' && config.workerDbPool > 0
     ? await openDatabase(config, { serveSocket: false, poolSize: config.workerDbPool })
     : database
 if (config.role !== 'api') await startWorkers(boss, { ...runtime, database: workerDatabase })
