@@ -6,6 +6,7 @@
 // through the HTTP intake. Everything runs on one machine, so every figure carries the machine's
 // load average beside it.
 //
+// BENCH_CONNECTIONS sets the read load's connections (10).
 // BENCH_SERVICE_ENV="NAME=value ..." passes settings to the service: run two variants one after
 // the other (alternating) to compare them, since the machine's load moves between runs.
 import { loadavg } from 'node:os'
@@ -17,7 +18,7 @@ import { createTestDatabase } from '../tests/support/test-db.ts'
 import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
-const CONNECTIONS = 10
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const SMALL_REPORTS = Number(process.env.BENCH_SMALL_REPORTS ?? 500)
 const LARGE_RECORDS = 100_000
 const SECRET = 'bench-intake-secret-0123456789abcdef'
