@@ -1,5 +1,11 @@
 // Where the event loop stalls while one 100,000-record report is stored in this process: a
-// setImmediate chain records every gap between turns over 5 ms (issue #20's profile).
+// setImmediate chain records every gap between turns over 5 ms (issue #20's profile), with the
+// duration of every collection asked for (Bun.gc) and the peak RSS (VmHWM) beside it.
+//
+//   bun bench/lag-probe.ts            RECORDS=n another size; WORKER_SLICE_MS is not read here:
+//                                     the writer's default slice applies
+//   GC_EDEN=1 bun bench/lag-probe.ts  every requested collection made an eden one (the memory
+//                                     cost of not collecting fully: docs/ingestion.md)
 import { sql } from 'drizzle-orm'
 import { createAccount } from '../domain/accounts/use-cases.ts'
 import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
