@@ -10,6 +10,7 @@ const BENCHES = [
   { name: 'aggregate-parser', script: 'bench/aggregate-parser.ts' },
   { name: 'ingest', script: 'bench/ingest.ts' },
   { name: 'api', script: 'bench/api.ts' },
+  { name: 'mixed-load', script: 'bench/mixed-load.ts' },
 ]
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter((s) => s !== ''))
 

@@ -5,13 +5,17 @@
 // JavaScript thread building every request), so a bare route's figure is a floor, not a ceiling.
 //
 //   bun bench/load.ts URL CONNECTIONS SECONDS [HEADER: VALUE]
+//
+// SECONDS `stdin` runs until standard input closes (bench/mixed-load.ts: as long as a digestion
+// lasts, whatever that is).
 
 export {}
 
 const [url, connectionsArg, secondsArg, header] = process.argv.slice(2)
 if (url === undefined) throw new Error('usage: bun bench/load.ts URL CONNECTIONS SECONDS [HEADER: VALUE]')
 const connections = Number(connectionsArg ?? 50)
-const seconds = Number(secondsArg ?? 10)
+const untilStdin = secondsArg === 'stdin'
+const seconds = untilStdin ? Number.POSITIVE_INFINITY : Number(secondsArg ?? 10)
 const headers: Record<string, string> = {}
 if (header !== undefined) {
   const colon = header.indexOf(':')
@@ -22,7 +26,13 @@ const latencies: number[] = []
 const errors = { connect: 0, read: 0, write: 0, status: 0, timeout: 0 }
 let bytes = 0
 const started = performance.now()
-const deadline = started + seconds * 1000
+let deadline = started + seconds * 1000
+if (untilStdin)
+  void (async () => {
+    for await (const _ of Bun.stdin.stream()) {
+    }
+    deadline = 0
+  })()
 
 await Promise.all(
   Array.from({ length: connections }, async () => {

@@ -37,6 +37,14 @@ export interface Config {
   ingestMaxReportBytes: number
   /** Bytes; the sizes of the messages one worker process works on at once (docs/ingestion.md). */
   ingestWorkerMaxBytes: number
+  /** Messages one worker process works on at once, whatever their size. */
+  ingestWorkerConcurrency: number
+  /** Ms of CPU a report's stream runs before it lets the event loop turn; 0: never (issue #20). */
+  workerSliceMs: number
+  /** Connections of the worker's own pool when the API runs in the same process (ROLE=all, PostgreSQL); 0 shares the API's. */
+  workerDbPool: number
+  /** Reverse-DNS enrichment: source IPs looked up per run (every 5 minutes), and at once. */
+  enrichPtr: { perRun: number; concurrency: number }
   shutdownTimeoutMs: number
   /** Recursive resolvers for the posture checks; null: the system's (/etc/resolv.conf). */
   dnsServers: DnsServer[] | null
@@ -160,6 +168,13 @@ export function loadConfig(env: Env = process.env): Config {
       1024 * 1024,
       64 * 1024 * 1024 * 1024,
     ),
+    ingestWorkerConcurrency: int('INGEST_WORKER_CONCURRENCY', 8, 1, 64),
+    workerSliceMs: int('WORKER_SLICE_MS', 5, 0, 1000),
+    workerDbPool: int('WORKER_DB_POOL', 4, 0, 100),
+    enrichPtr: {
+      perRun: int('ENRICH_PTR_PER_RUN', 1000, 1, 100_000),
+      concurrency: int('ENRICH_PTR_CONCURRENCY', 4, 1, 64),
+    },
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 120_000),
     dnsServers: null,
     dnsTimeoutMs: int('DNS_TIMEOUT_MS', 2000, 50, 30_000),

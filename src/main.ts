@@ -53,7 +53,15 @@ const runtime = {
   secrets,
   ...resolvers(config, now),
 }
-if (config.role !== 'api') await startWorkers(boss, runtime)
+// In ROLE=all on PostgreSQL the worker has a pool of its own (WORKER_DB_POOL), so a request never
+// waits for a connection behind a large report's transaction or a batch of stores (issue #20).
+// The embedded database has one session whatever the pools, and ROLE=worker has no API to protect.
+// WORKER_DB_POOL=0 shares the API's pool (as before issue #20).
+const workerDatabase =
+  config.role === 'all' && database.kind === 'postgres' && config.workerDbPool > 0
+    ? await openDatabase(config, { serveSocket: false, poolSize: config.workerDbPool })
+    : database
+if (config.role !== 'api') await startWorkers(boss, { ...runtime, database: workerDatabase })
 
 let app: App | null = null
 if (config.role !== 'worker') {
@@ -149,6 +157,7 @@ async function shutdown(signal: string): Promise<void> {
       timeout: Math.max(1000, config.shutdownTimeoutMs - 3000),
       close: false,
     })
+    if (workerDatabase !== database) await workerDatabase.close()
     await database.close()
     logger.info('stopped')
     process.exit(0)

@@ -9,6 +9,7 @@ import {
 } from '../../domain/reports/store-aggregate.ts'
 import type { Database } from '../db/database.ts'
 import { enqueueReportAlerts } from '../queue/alert-triggers.ts'
+import { type CpuSlices, cpuSlices, DEFAULT_SLICE_MS } from '../runtime/cpu-slices.ts'
 import {
   bind,
   CREATE_STAGE,
@@ -55,8 +56,11 @@ const RECORD_COLUMNS = [
 
 class DuplicateContent extends Error {}
 
-async function* toAsync<T, R>(items: Iterable<T>, map: (item: T) => R): AsyncGenerator<R> {
-  for (const item of items) yield map(item)
+async function* toAsync<T, R>(items: Iterable<T>, map: (item: T) => R, slices: CpuSlices): AsyncGenerator<R> {
+  for (const item of items) {
+    if (slices.due()) await slices.pause()
+    yield map(item)
+  }
 }
 
 function recordRow(
@@ -157,8 +161,13 @@ async function storeSmall(
  * debounced (infrastructure/queue/alert-triggers.ts). After the commit, not in it: the small path
  * is one statement, and a job lost to a crash in between is made up by the hourly scheduler.
  */
-export function createAggregateWriter(database: Database, boss: PgBoss | null = null): AggregateReportWriter {
-  const writer = storeAggregate(database)
+export function createAggregateWriter(
+  database: Database,
+  boss: PgBoss | null = null,
+  /** CPU slices of a large report's stream (WORKER_SLICE_MS; infrastructure/runtime/cpu-slices.ts). */
+  sliceMs: number = DEFAULT_SLICE_MS,
+): AggregateReportWriter {
+  const writer = storeAggregate(database, sliceMs)
   if (boss === null) return writer
   return {
     async write(input) {
@@ -170,10 +179,13 @@ export function createAggregateWriter(database: Database, boss: PgBoss | null = 
   }
 }
 
-function storeAggregate(database: Database): AggregateReportWriter {
+function storeAggregate(database: Database, sliceMs: number): AggregateReportWriter {
   return {
     async write(input) {
       const day = reportDay(input.metadata.begin)
+      // The stream below is CPU work on the thread the API shares (ROLE=all): it pauses for the
+      // event loop whenever a slice is spent, so a request waits one slice at most per turn.
+      const slices = cpuSlices(sliceMs)
       const rollup = createRollupAccumulator()
       const iterator = input.records[Symbol.asyncIterator]()
       const head: [AggregateRecord, RecordOutcome][] = []
@@ -192,6 +204,7 @@ function storeAggregate(database: Database): AggregateReportWriter {
             for (const [record, outcome] of head.splice(0))
               yield recordRow(reportId!, input, day, record, outcome)
             while (true) {
+              if (slices.due()) await slices.pause()
               const next = await iterator.next()
               if (next.done) return
               const outcome = input.evaluate(next.value)
@@ -204,7 +217,13 @@ function storeAggregate(database: Database): AggregateReportWriter {
           // Fewer collection hints than for the records (whose parser garbage needs them): every
           // 20,000 sources, the stage took ~30% less time at the same peak RSS; with none, the
           // peak rose by ~25 MB (100,000 sources, docs/ingestion.md).
-          await copyRows(tx, 'rollup_stage', STAGE_COLUMNS, toAsync(rollup.sources(), stageRow), 20_000)
+          await copyRows(
+            tx,
+            'rollup_stage',
+            STAGE_COLUMNS,
+            toAsync(rollup.sources(), stageRow, slices),
+            20_000,
+          )
           const totals = rollup.totals()
           const values = { ...metadataValues(input), ...totalValues(totals, rollup.selectors()) }
           try {

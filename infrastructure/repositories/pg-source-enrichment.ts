@@ -3,7 +3,10 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { parseIp, reverseName } from '../../domain/spf/ip.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
-const CONCURRENCY = 16
+/** Lookups at once by default: each answer is a callback on the thread the API may share (ROLE=all). */
+const CONCURRENCY = 4
+/** Rows a statement: one round trip for many answers, not one each. */
+const UPSERT_ROWS = 200
 
 /**
  * Reverse DNS of source IPs seen in the last days and not looked up yet (or looked up over a week
@@ -11,7 +14,8 @@ const CONCURRENCY = 16
  */
 export async function enrichSources(
   deps: { db: Db; dns: DnsResolver; now: () => Date },
-  input: { limit: number },
+  /** `limit` IPs per run, `concurrency` lookups at once (ENRICH_PTR_PER_RUN, ENRICH_PTR_CONCURRENCY). */
+  input: { limit: number; concurrency?: number },
 ): Promise<number> {
   const due = rowsOf<{ ip: string }>(
     await deps.db.execute(sql`select distinct host(r.source_ip) as ip from daily_rollups r
@@ -20,8 +24,9 @@ export async function enrichSources(
       limit ${input.limit}`),
   )
   const results: { ip: string; ptr: string | null; status: 'ok' | 'none' | 'error' }[] = []
-  for (let i = 0; i < due.length; i += CONCURRENCY) {
-    const batch = due.slice(i, i + CONCURRENCY)
+  const concurrency = input.concurrency ?? CONCURRENCY
+  for (let i = 0; i < due.length; i += concurrency) {
+    const batch = due.slice(i, i + concurrency)
     results.push(
       ...(await Promise.all(
         batch.map(async ({ ip }) => {
@@ -45,9 +50,12 @@ export async function enrichSources(
     )
   }
   const now = deps.now().toISOString()
-  for (const r of results) {
+  for (let i = 0; i < results.length; i += UPSERT_ROWS) {
+    const rows = results
+      .slice(i, i + UPSERT_ROWS)
+      .map((r) => sql`(${r.ip}::inet, ${r.ptr}, ${r.status}, ${now}::timestamptz)`)
     await deps.db.execute(sql`insert into source_ips (ip, ptr, ptr_status, checked_at)
-      values (${r.ip}::inet, ${r.ptr}, ${r.status}, ${now}::timestamptz)
+      values ${sql.join(rows, sql`, `)}
       on conflict (ip) do update set ptr = excluded.ptr, ptr_status = excluded.ptr_status, checked_at = excluded.checked_at`)
   }
   return results.length

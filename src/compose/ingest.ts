@@ -81,10 +81,13 @@ export function ingestJobDeps(
 ): IngestJobDeps {
   const { config, database, dns, now } = runtime
   return {
-    aggregates: createAggregateWriter(database, runtime.boss),
+    // The API shares this thread in ROLE=all: CPU slices (WORKER_SLICE_MS) and enrichment budgets
+    // (ENRICH_PTR_*; docs/ingestion.md).
+    aggregates: createAggregateWriter(database, runtime.boss, config.workerSliceMs),
     batches: pgReportBatchStore(database, runtime.boss),
     reportDomains: cachedReportDomains(reportDomains(database), now),
-    enrichSources: (input) => enrichSources({ db: database.db, dns, now }, input),
+    enrichSources: (input) =>
+      enrichSources({ db: database.db, dns, now }, { ...input, concurrency: config.enrichPtr.concurrency }),
     messages,
     forensicTls,
     logger: runtime.logger,
@@ -96,7 +99,9 @@ export function ingestJobDeps(
       maxParts: 1000,
     },
     // Messages admitted by their bytes in flight (INGEST_WORKER_MAX_BYTES; docs/ingestion.md, "Memory").
-    budget: new ByteBudget(config.ingestWorkerMaxBytes),
+    // and by their count (INGEST_WORKER_CONCURRENCY: in ROLE=all each is work ahead of the API's).
+    budget: new ByteBudget(config.ingestWorkerMaxBytes, config.ingestWorkerConcurrency),
+    enrichPtr: config.enrichPtr,
   }
 }
 

@@ -9,7 +9,14 @@ export class ByteBudget {
   private running = 0
   private readonly waiting: { bytes: number; admit: () => void }[] = []
 
-  constructor(readonly limit: number) {}
+  /**
+   * `maxRunning`: messages at once whatever their bytes (INGEST_WORKER_CONCURRENCY). In ROLE=all
+   * every message in flight is callbacks queued ahead of the API's requests on the one thread.
+   */
+  constructor(
+    readonly limit: number,
+    readonly maxRunning: number = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Waits until `bytes` fit (in arrival order); call the returned function when done. */
   async acquire(bytes: number): Promise<() => void> {
@@ -34,6 +41,7 @@ export class ByteBudget {
   }
 
   private fits(bytes: number): boolean {
+    if (this.running >= this.maxRunning) return false
     return this.running === 0 || this.used + bytes <= this.limit
   }
 

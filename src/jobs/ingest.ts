@@ -53,6 +53,8 @@ export interface IngestJobDeps {
   limits: ExtractLimits
   /** Message bytes processed at once in this process (INGEST_WORKER_MAX_BYTES; docs/ingestion.md). */
   budget?: ByteBudget
+  /** Reverse-DNS lookups per run and at once (ENRICH_PTR_PER_RUN, ENRICH_PTR_CONCURRENCY). */
+  enrichPtr?: { perRun: number; concurrency: number }
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')
@@ -234,7 +236,7 @@ export function ingestJobs(deps: IngestJobDeps): JobHandler[] {
       ),
   )
   const enrich = handle(ENRICH_SOURCES, async () => {
-    const looked = await deps.enrichSources({ limit: 1000 })
+    const looked = await deps.enrichSources({ limit: deps.enrichPtr?.perRun ?? 1000 })
     if (looked > 0) deps.logger.info('source IPs enriched', { count: looked })
   })
   return [processMessages, enrich]

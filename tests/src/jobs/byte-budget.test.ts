@@ -54,3 +54,22 @@ test('a message larger than the whole budget runs alone', async () => {
   ;(await next)()
   expect(budget.inFlight).toBe(0)
 })
+
+test('at most maxRunning messages at once, however small (INGEST_WORKER_CONCURRENCY)', async () => {
+  const budget = new ByteBudget(1000, 2)
+  const first = await budget.acquire(1)
+  const second = await budget.acquire(1)
+  let thirdAdmitted = false
+  const third = budget.acquire(1).then((release) => {
+    thirdAdmitted = true
+    return release
+  })
+  await Bun.sleep(5)
+  expect(thirdAdmitted).toBe(false)
+  first()
+  const release = await third
+  expect(budget.inFlight).toBe(2)
+  second()
+  release()
+  expect(budget.inFlight).toBe(0)
+})
