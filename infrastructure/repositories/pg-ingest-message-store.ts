@@ -71,7 +71,9 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
             .insert(ingestMessages)
             .values({ ...values, raw })
             .returning({ id: ingestMessages.id })
-          await enqueue(jobs, tx, row!.id)
+          // Deferred like a spooled message's: a job due now would race the caller's inline run
+          // and both could count the same duplicate (src/wiring/ingest-now.ts).
+          await enqueue(jobs, tx, row!.id, deferJob ? INLINE_FALLBACK_SECONDS : 0)
           return row!.id
         })
       }

@@ -92,6 +92,13 @@ describe('each kind of report file', () => {
       await db().execute(sql`select status, source from ingest_messages where id = ${messageId}`),
     )
     expect(row).toEqual({ status: 'processed', source: 'http' })
+    // Its job waits out the inline run (a fallback for a caller that died): due now, the worker
+    // would process the message alongside the request and count its duplicates twice.
+    const [job] = rowsOf<{ due_in: number }>(
+      await db().execute(sql`select extract(epoch from start_after - now())::int as due_in from pgboss.job
+        where name = 'ingest.process-message' and data->>'messageId' = ${messageId}`),
+    )
+    expect(job!.due_in).toBeGreaterThan(14 * 60)
   })
 
   test('gzip is stored; the same report as XML and as zip is a duplicate (content is what counts)', async () => {
