@@ -266,8 +266,6 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
   return store satisfies IngestMessageStore & QuarantineStore & JobMessageStore
 }
 
-export type PgIngestMessageStore = ReturnType<typeof pgIngestMessageStore>
-
 /** Up to one piece's worth of bytes, in one array. */
 async function joined(pieces: AsyncIterable<Uint8Array>, size: number): Promise<Uint8Array> {
   const out = new Uint8Array(size)

@@ -186,5 +186,3 @@ export function pgReportReader(db: Db) {
     },
   }
 }
-
-export type ReportReader = ReturnType<typeof pgReportReader>
