@@ -210,6 +210,30 @@ const cases: Case[] = [
   },
   {
     method: 'POST',
+    route: '/api/v1/domains/:name/dmarc/progression/reject',
+    path: () => '/api/v1/domains/owned.example/dmarc/progression/reject',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/domains/:name/spf/proposals',
+    path: () => '/api/v1/domains/owned.example/spf/proposals',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/spf/proposals/:id/approve',
+    path: () => '/api/v1/domains/owned.example/spf/proposals/1/approve',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/domains/:name/spf/proposals/:id/reject',
+    path: () => '/api/v1/domains/owned.example/spf/proposals/1/reject',
+    stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
+  },
+  {
+    method: 'POST',
     route: '/api/v1/domains/:name/dmarc/progression/rollback',
     path: () => '/api/v1/domains/owned.example/dmarc/progression/rollback',
     stranger: { status: 403, check: (body) => expect(body.error).toBe('domain_not_found') },
