@@ -5,11 +5,13 @@ import { atLeast } from './settings.ts'
 
 // The alert email of an account's burst (docs/notifications.md "Mail"): the alert changes the relay
 // queued since the last mail, those at or above the account's threshold, in one mail per recipient.
-// Changes below the threshold are marked too: they are not mailed later either.
+// Changes below the threshold are marked too: they are not mailed later either. With alert emails
+// off, every change is taken and marked without a mail, so turning them back on does not mail the
+// backlog of the time they were off (docs/notifications.md "Alert emails").
 
 /** The part of the account's notification settings alert emails read. */
 export interface AlertEmailSettings {
-  alertEmail: { minSeverity: Severity; recipients: readonly string[] }
+  alertEmail: { enabled: boolean; minSeverity: Severity; recipients: readonly string[] }
 }
 
 export interface AlertEmailSettingsReader {
@@ -41,8 +43,9 @@ export async function mailAlertBurst(
   // Read before the queue's transaction: on the embedded database (one session) a read outside a
   // transaction waits for it to end.
   const { alertEmail } = await deps.settings.get(accountId)
-  const to = await recipientsOf(deps.members, accountId, alertEmail.recipients)
+  const to = alertEmail.enabled ? await recipientsOf(deps.members, accountId, alertEmail.recipients) : []
   return deps.queue.takePending(accountId, deps.now(), (pending) => {
+    if (!alertEmail.enabled) return []
     const wanted = pending.filter((p) => atLeast(p.alert.severity, alertEmail.minSeverity))
     if (wanted.length === 0) return []
     const rendered = renderAlertMail(wanted, deps.publicUrl)

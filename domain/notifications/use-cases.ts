@@ -20,7 +20,8 @@ export interface ChatChange {
 }
 
 export interface NotificationChanges {
-  alertEmail?: { minSeverity: AlertSeverity; recipients: string[] }
+  /** `enabled` absent: keep the saved switch (a client that predates it cannot turn mail back on). */
+  alertEmail?: { enabled?: boolean; minSeverity: AlertSeverity; recipients: string[] }
   digest?: { frequency: DigestFrequency; recipients: string[]; timeZone: string }
   slack?: ChatChange
   teams?: ChatChange
@@ -54,7 +55,14 @@ export async function saveNotificationSettings(
   const teams = await chat('teams')
   if (!teams.ok) return teams
   const checked = checkSettings({
-    alertEmail: changes.alertEmail ?? current.alertEmail,
+    alertEmail:
+      changes.alertEmail === undefined
+        ? current.alertEmail
+        : {
+            enabled: changes.alertEmail.enabled ?? current.alertEmail.enabled,
+            minSeverity: changes.alertEmail.minSeverity,
+            recipients: changes.alertEmail.recipients,
+          },
     digest: changes.digest ?? current.digest,
     slack: slack.value,
     teams: teams.value,

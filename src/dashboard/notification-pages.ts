@@ -58,6 +58,8 @@ export function notificationPages(s: DashboardServices, sessions: ReturnType<typ
         const fields = formOf(body)
         const text = (name: string) => (fields.get(name) ?? '').trim()
         const form: NotificationForm = {
+          // A checkbox: posted only when ticked, so its absence means off.
+          alert_enabled: fields.get('alert_enabled') === '1' ? '1' : '',
           alert_min_severity: text('alert_min_severity'),
           alert_recipients: text('alert_recipients'),
           digest_frequency: text('digest_frequency'),
@@ -81,6 +83,7 @@ export function notificationPages(s: DashboardServices, sessions: ReturnType<typ
         }
         const changes: NotificationChanges = {
           alertEmail: {
+            enabled: form.alert_enabled === '1',
             minSeverity: form.alert_min_severity as AlertSeverity,
             recipients: splitAddresses(form.alert_recipients ?? ''),
           },
@@ -116,8 +119,11 @@ export function notificationPages(s: DashboardServices, sessions: ReturnType<typ
         const accountId = session.accountId
         if (channel === 'email') {
           const sent = await s.testEmail.sendTest({ accountId })
+          const off = (await s.notificationSettings.get(accountId)).alertEmail.enabled
+            ? ''
+            : ' Alert emails are off: only this test was sent.'
           const notice = sent.ok
-            ? `Test email ${sent.value.status} (${sent.value.outcome}) to ${sent.value.recipients.join(', ')}.`
+            ? `Test email ${sent.value.status} (${sent.value.outcome}) to ${sent.value.recipients.join(', ')}.${off}`
             : sent.failure.code === 'email_not_configured' || sent.failure.code === 'validation_failed'
               ? `No test email sent: ${sent.failure.message}`
               : 'No test email sent.'

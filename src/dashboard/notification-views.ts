@@ -17,6 +17,8 @@ import { csrfField, errorSummary, type FieldErrors, field, layout, type Viewer }
 
 /** The form as typed, when it comes back with errors. */
 export interface NotificationForm {
+  /** '1' when the "Send alert emails" box is ticked (an unticked box is not posted at all). */
+  alert_enabled?: string
   alert_min_severity?: string
   alert_recipients?: string
   digest_frequency?: string
@@ -27,6 +29,7 @@ export interface NotificationForm {
 }
 
 export const FIELD_LABELS: Record<string, string> = {
+  alert_enabled: 'Send alert emails',
   alert_min_severity: 'Alert email severity',
   alert_recipients: 'Alert email recipients',
   digest_frequency: 'Digest frequency',
@@ -65,6 +68,12 @@ function recipients(name: string, label: string, value: string, errors: FieldErr
 <p class="hint" id="${name}-hint">One address a line (at most ${MAX_RECIPIENTS}). Empty: every member of the account.</p>
 <textarea id="${name}" name="${name}" rows="3" maxlength="6000" aria-describedby="${name}-hint${problems.length ? ` ${name}-error` : ''}"${problems.length ? html` aria-invalid="true"` : ''}>${value}</textarea>
 ${problems.length ? html`<p class="field-error" id="${name}-error">${problems.join(' ')}</p>` : ''}</div>`
+}
+
+/** Alert emails on or off (docs/notifications.md "Alert emails"): off drops the alerts of that time. */
+function alertSwitch(enabled: boolean): SafeHtml {
+  return html`<div><label><input type="checkbox" id="alert_enabled" name="alert_enabled" value="1" aria-describedby="alert_enabled-hint"${enabled ? html` checked` : ''}> Send alert emails</label>
+<p class="hint" id="alert_enabled-hint">Off: no alert email is sent, and alerts raised meanwhile are not mailed when you turn it back on. The digest, chat channels and the test email are not affected.</p></div>`
 }
 
 function lastDelivery(last: LastChatDelivery | undefined): SafeHtml {
@@ -124,6 +133,7 @@ ${errorSummary(errors, FIELD_LABELS)}
 ${csrf}
 <fieldset class="panel" id="alert-email">
 <legend>Alert emails</legend>
+${alertSwitch(form.alert_enabled === undefined ? settings.alertEmail.enabled : form.alert_enabled === '1')}
 ${select('alert_min_severity', 'Email alerts at or above', SEVERITIES, form.alert_min_severity ?? settings.alertEmail.minSeverity)}
 ${recipients('alert_recipients', 'Recipients', form.alert_recipients ?? settings.alertEmail.recipients.join('\n'), errors)}
 </fieldset>

@@ -32,7 +32,15 @@ const TimeZone = Line({
   examples: ['Europe/Paris'],
 })
 
+const ALERT_EMAIL_ENABLED =
+  'False: no alert email is sent, and alerts of that time are not mailed when it is turned back on. The test email is still sent.'
 const AlertEmail = t.Object({
+  enabled: t.Boolean({ description: ALERT_EMAIL_ENABLED }),
+  min_severity: Severity('Alerts at or above this severity are mailed'),
+  recipients: Recipients('Empty: every member of the account'),
+})
+const AlertEmailUpdate = t.Object({
+  enabled: t.Optional(t.Boolean({ description: `${ALERT_EMAIL_ENABLED} Absent: keep the saved value.` })),
   min_severity: Severity('Alerts at or above this severity are mailed'),
   recipients: Recipients('Empty: every member of the account'),
 })
@@ -101,7 +109,7 @@ export const NOTIFICATION_MODELS = {
   NotificationSettings: SettingsModel,
   NotificationSettingsItem: t.Object({ data: SettingsModel }),
   NotificationSettingsUpdate: t.Object({
-    alert_email: t.Optional(AlertEmail),
+    alert_email: t.Optional(AlertEmailUpdate),
     digest: t.Optional(Digest),
     slack: t.Optional(ChatUpdate('Slack incoming')),
     teams: t.Optional(ChatUpdate('Microsoft Teams workflow')),
@@ -118,7 +126,11 @@ export function changesOf(body: UpdateBody): NotificationChanges {
       : { minSeverity: c.min_severity, ...(c.webhook_url === undefined ? {} : { webhookUrl: c.webhook_url }) }
   return {
     ...(body.alert_email && {
-      alertEmail: { minSeverity: body.alert_email.min_severity, recipients: body.alert_email.recipients },
+      alertEmail: {
+        ...(body.alert_email.enabled === undefined ? {} : { enabled: body.alert_email.enabled }),
+        minSeverity: body.alert_email.min_severity,
+        recipients: body.alert_email.recipients,
+      },
     }),
     ...(body.digest && {
       digest: {
@@ -152,7 +164,11 @@ export const presentSettings = (
   settings: NotificationSettings,
   last: Partial<Record<ChatChannel, LastChatDelivery>>,
 ) => ({
-  alert_email: { min_severity: settings.alertEmail.minSeverity, recipients: settings.alertEmail.recipients },
+  alert_email: {
+    enabled: settings.alertEmail.enabled,
+    min_severity: settings.alertEmail.minSeverity,
+    recipients: settings.alertEmail.recipients,
+  },
   digest: {
     frequency: settings.digest.frequency,
     recipients: settings.digest.recipients,

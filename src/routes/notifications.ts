@@ -57,7 +57,7 @@ export function notificationRoutes(deps: NotificationRouteDeps) {
       detail: {
         summary: 'Notification settings',
         description:
-          'Alert emails, the digest, and the Slack and Teams channels with their last delivery. The defaults until a save: alert emails from `medium` to every member, a weekly digest in UTC, chat off. Chat URLs are masked.',
+          'Alert emails, the digest, and the Slack and Teams channels with their last delivery. The defaults until a save: alert emails on, from `medium` to every member, a weekly digest in UTC, chat off. Chat URLs are masked.',
       },
     })
     .put(
@@ -77,7 +77,7 @@ export function notificationRoutes(deps: NotificationRouteDeps) {
         detail: {
           summary: 'Change notification settings',
           description:
-            'A section left out keeps its saved value. Recipients are email addresses (at most 20, deduplicated, empty for every member); `time_zone` an IANA name. A chat `webhook_url` follows the webhook rules: https only, and a host with public addresses only, unless the operator set WEBHOOK_ALLOW_PRIVATE; absent keeps the saved URL, null turns the channel off. Errors name the field, e.g. `slack.webhook_url`.',
+            'A section left out keeps its saved value. `alert_email.enabled` false turns alert emails off (alerts of that time are not mailed later); left out it keeps the saved value. Recipients are email addresses (at most 20, deduplicated, empty for every member); `time_zone` an IANA name. A chat `webhook_url` follows the webhook rules: https only, and a host with public addresses only, unless the operator set WEBHOOK_ALLOW_PRIVATE; absent keeps the saved URL, null turns the channel off. Errors name the field, e.g. `slack.webhook_url`.',
         },
       },
     )
@@ -100,7 +100,7 @@ export function notificationRoutes(deps: NotificationRouteDeps) {
         detail: {
           summary: 'Send a test notification',
           description:
-            'Slack or Teams: one message posted now (no retries), answered with its outcome (`delivered` or `failed` with `HTTP 404`, `timeout: …`) and shown as the channel’s last delivery; 400 on `slack.webhook_url` / `teams.webhook_url` when none is saved. Email: a test mail sent now to the alert recipients, answered with what the SMTP server said per address; 503 `email_not_configured` when `MAIL_SMTP_URL` is unset (mails are only logged).',
+            'Slack or Teams: one message posted now (no retries), answered with its outcome (`delivered` or `failed` with `HTTP 404`, `timeout: …`) and shown as the channel’s last delivery; 400 on `slack.webhook_url` / `teams.webhook_url` when none is saved. Email: a test mail sent now to the alert recipients (also while alert emails are off: the test is an explicit request), answered with what the SMTP server said per address; 503 `email_not_configured` when `MAIL_SMTP_URL` is unset (mails are only logged).',
         },
       },
     )

@@ -55,11 +55,11 @@ async function openAlerts(account: TestAccount, ...candidates: AlertCandidate[])
   await alerts.applyPlan(account.accountId, null, { create: candidates, update: [], resolve: [] }, new Date())
 }
 
-async function settings(account: TestAccount, recipients: string[], minSeverity = 'low') {
+async function settings(account: TestAccount, recipients: string[], minSeverity = 'low', enabled = true) {
   const res = await t.request('PUT', '/api/v1/notifications', {
     token: account.token,
     body: {
-      alert_email: { min_severity: minSeverity, recipients },
+      alert_email: { enabled, min_severity: minSeverity, recipients },
       digest: { frequency: 'off', recipients: [], time_zone: 'UTC' },
       slack: { webhook_url: null, min_severity: 'high' },
       teams: { webhook_url: null, min_severity: 'high' },
@@ -206,6 +206,54 @@ describe('alert emails', () => {
     expect(mail!.parsed.subject).toBe('[dmarcwatch] Test email')
     expect(mail!.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click')
   })
+
+  test('alert emails off: nothing is mailed, nor later when turned back on; the next alert is', async () => {
+    const account = await t.account()
+    const to = unique('off')
+    await settings(account, [to], 'low', false)
+    const quiet = candidate('critical')
+    await openAlerts(account, quiet)
+    // The job ran and took the change (marked, no mail): the queue has nothing waiting.
+    const counts = async () =>
+      rowsOf<{ queued: number; waiting: number }>(
+        await t.db.database.db.execute(
+          sql`select count(*)::int as queued, count(*) filter (where mailed_at is null)::int as waiting
+              from alert_mail_queue where account_id = ${account.accountId}`,
+        ),
+      )[0]!
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      const { queued, waiting } = await counts()
+      if (queued === 1 && waiting === 0) break
+      await Bun.sleep(100)
+    }
+    expect(await counts()).toEqual({ queued: 1, waiting: 0 })
+    // Long enough for a send job the burst would have enqueued to reach the receiver.
+    await Bun.sleep(INTERVAL * 1000)
+    expect(smtp.to(to)).toHaveLength(0)
+
+    // The test email is an explicit request: sent while alert emails are off.
+    const test = await t.request('POST', '/api/v1/notifications/test', {
+      token: account.token,
+      body: { channel: 'email' },
+    })
+    expect(test.body.data).toMatchObject({ status: 'delivered', recipients: [to] })
+    const [trial] = await smtp.waitFor(to, 1, 5_000)
+    expect(trial!.parsed.subject).toBe('[dmarcwatch] Test email')
+
+    // Back on: the alert of the off time stays unmailed; a new one is mailed alone.
+    await settings(account, [to], 'low', true)
+    await Bun.sleep(INTERVAL * 1000)
+    const fresh = candidate('high')
+    await openAlerts(account, fresh)
+    const mails = await smtp.waitFor(to, 2, 60_000)
+    expect(mails[1]!.parsed.subject).toBe(`[dmarcwatch] HIGH: ${fresh.title}`)
+    expect(mails[1]!.parsed.text).toContain(fresh.title)
+    // One alert in the subject, and the quiet one nowhere (its title ends its headline line).
+    expect(mails[1]!.parsed.text).not.toContain(`${quiet.title}\n`)
+    await Bun.sleep((INTERVAL + 2) * 1000)
+    expect(smtp.to(to)).toHaveLength(2)
+  }, 120_000)
 
   test('/unsubscribe: an unknown or malformed token is 404; a POST without the one-click body is 400', async () => {
     const post = (path: string, body: string) =>

@@ -40,7 +40,7 @@ describe('notification settings', () => {
     const res = await api('GET', account)
     expect(res.status).toBe(200)
     expect(res.body.data).toEqual({
-      alert_email: { min_severity: 'medium', recipients: [] },
+      alert_email: { enabled: true, min_severity: 'medium', recipients: [] },
       digest: { frequency: 'weekly', recipients: [], time_zone: 'UTC' },
       slack: { webhook_url: null, min_severity: 'high', last_delivery: null },
       teams: { webhook_url: null, min_severity: 'high', last_delivery: null },
@@ -60,7 +60,7 @@ describe('notification settings', () => {
     })
     expect(res.status).toBe(200)
     const expected = {
-      alert_email: { min_severity: 'high', recipients: ['ops@example.com', 'b@example.org'] },
+      alert_email: { enabled: true, min_severity: 'high', recipients: ['ops@example.com', 'b@example.org'] },
       digest: { frequency: 'daily', recipients: [], time_zone: 'Europe/Paris' },
       slack: { webhook_url: 'https://127.0.0.1:9/…AbCd', min_severity: 'critical', last_delivery: null },
       teams: { webhook_url: 'https://127.0.0.1:9/…WxYz', min_severity: 'low', last_delivery: null },
@@ -97,10 +97,60 @@ describe('notification settings', () => {
       min_severity: 'info',
       last_delivery: null,
     })
-    expect(changed.body.data.alert_email).toEqual({ min_severity: 'medium', recipients: [] })
+    expect(changed.body.data.alert_email).toEqual({ enabled: true, min_severity: 'medium', recipients: [] })
     expect(changed.body.data.digest.time_zone).toBe('America/New_York')
     const off = await api('PUT', account, { slack: { webhook_url: null, min_severity: 'info' } })
     expect(off.body.data.slack).toEqual({ webhook_url: null, min_severity: 'info', last_delivery: null })
+  })
+
+  test('alert emails turn off and on; `enabled` left out keeps the saved switch', async () => {
+    const account = await t.account()
+    const off = await api('PUT', account, {
+      alert_email: { enabled: false, min_severity: 'high', recipients: ['ops@example.com'] },
+    })
+    expect(off.status).toBe(200)
+    const saved = { enabled: false, min_severity: 'high', recipients: ['ops@example.com'] }
+    expect(off.body.data.alert_email).toEqual(saved)
+    expect((await api('GET', account)).body.data.alert_email).toEqual(saved)
+    // A client that predates the switch sends the section without it: mail stays off.
+    const kept = await api('PUT', account, { alert_email: { min_severity: 'low', recipients: [] } })
+    expect(kept.body.data.alert_email).toEqual({ enabled: false, min_severity: 'low', recipients: [] })
+    // Another section saved alone leaves it too.
+    await api('PUT', account, { digest: { frequency: 'off', recipients: [], time_zone: 'UTC' } })
+    expect((await api('GET', account)).body.data.alert_email.enabled).toBe(false)
+    const on = await api('PUT', account, {
+      alert_email: { enabled: true, min_severity: 'low', recipients: [] },
+    })
+    expect(on.body.data.alert_email).toEqual({ enabled: true, min_severity: 'low', recipients: [] })
+    expect((await api('GET', account)).body.data.alert_email.enabled).toBe(true)
+  })
+
+  test('a document saved before the switch existed reads as alert emails on', async () => {
+    const account = await t.account()
+    await api('PUT', account, { alert_email: { min_severity: 'critical', recipients: ['a@example.com'] } })
+    // The document as an earlier version wrote it: alertEmail without `enabled`.
+    await t.db.database.db
+      .update(notificationSettings)
+      .set({
+        settings: {
+          alertEmail: { minSeverity: 'critical', recipients: ['a@example.com'] },
+          digest: { frequency: 'daily', recipients: [], timeZone: 'UTC' },
+          slack: { minSeverity: 'high' },
+          teams: { minSeverity: 'high' },
+        },
+      })
+      .where(eq(notificationSettings.accountId, account.accountId))
+    const [row] = await t.db.database.db
+      .select()
+      .from(notificationSettings)
+      .where(eq(notificationSettings.accountId, account.accountId))
+    expect(JSON.stringify(row!.settings)).not.toContain('enabled')
+    expect((await api('GET', account)).body.data.alert_email).toEqual({
+      enabled: true,
+      min_severity: 'critical',
+      recipients: ['a@example.com'],
+    })
+    expect((await api('GET', account)).body.data.digest.frequency).toBe('daily')
   })
 
   test('validation names the field', async () => {
@@ -133,6 +183,8 @@ describe('notification settings', () => {
         },
       },
       { slack: { webhook_url: `https://example.com/${'x'.repeat(2100)}`, min_severity: 'high' } },
+      { alert_email: { enabled: 'no', min_severity: 'low', recipients: [] } },
+      { alert_email: { enabled: null, min_severity: 'low', recipients: [] } },
     ]) {
       const res = await api('PUT', account, body)
       expect(res.status).toBe(400)
@@ -140,6 +192,7 @@ describe('notification settings', () => {
     }
     // Nothing of the refused bodies was saved.
     expect((await api('GET', account)).body.data.alert_email).toEqual({
+      enabled: true,
       min_severity: 'medium',
       recipients: [],
     })
@@ -186,7 +239,7 @@ describe('notification settings', () => {
       slack: { webhook_url: SLACK, min_severity: 'high' },
     })
     const other = (await api('GET', two)).body.data
-    expect(other.alert_email).toEqual({ min_severity: 'medium', recipients: [] })
+    expect(other.alert_email).toEqual({ enabled: true, min_severity: 'medium', recipients: [] })
     expect(other.slack.webhook_url).toBeNull()
     await api('PUT', two, { slack: { webhook_url: null, min_severity: 'low' } })
     expect((await api('GET', one)).body.data.slack).toEqual({

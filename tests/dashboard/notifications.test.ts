@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type ChatReceiver, startSlackReceiver } from '../support/chat-receivers.ts'
+import { startSmtpReceiver } from '../support/smtp-receiver.ts'
 import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { type FormClient, formClient } from './client.ts'
 
@@ -14,6 +15,7 @@ let slack: ChatReceiver
 
 const PAGE = '/settings/notifications'
 const base = {
+  alert_enabled: '1',
   alert_min_severity: 'medium',
   alert_recipients: '',
   digest_frequency: 'weekly',
@@ -49,6 +51,9 @@ describe('notification settings page', () => {
     expect(own.html).toContain('<h1>Notifications</h1>')
     expect(own.html).toContain('<option value="medium" selected>medium</option>')
     expect(own.html).toContain('value="UTC"')
+    expect(own.html).toMatch(
+      /<input type="checkbox" id="alert_enabled" name="alert_enabled" value="1"[^>]* checked>/,
+    )
     expect(own.html).toContain('No message sent yet.')
   })
 
@@ -69,7 +74,11 @@ describe('notification settings page', () => {
     expect(page.html).toContain(`<code>http://127.0.0.1:${new URL(slack.url).port}/…XyZ9</code>`)
     expect(page.html).not.toContain('verySecret')
     expect(await apiSettings()).toMatchObject({
-      alert_email: { min_severity: 'high', recipients: ['ops@example.com', 'security@example.com'] },
+      alert_email: {
+        enabled: true,
+        min_severity: 'high',
+        recipients: ['ops@example.com', 'security@example.com'],
+      },
       digest: { frequency: 'daily', time_zone: 'Europe/Paris' },
       slack: { min_severity: 'critical', webhook_url: expect.stringContaining('XyZ9') },
       teams: { webhook_url: null },
@@ -111,6 +120,40 @@ describe('notification settings page', () => {
     expect(url.html).toContain('id="teams_webhook_url-error"')
     expect(url.html).toContain('must use https')
     expect(await apiSettings()).toEqual(before)
+  })
+
+  test('the alert email box unticked turns alert emails off; ticked again, on', async () => {
+    const { alert_enabled: _, ...unticked } = base
+    expect((await client.submit(PAGE, { ...unticked, alert_min_severity: 'high' })).status).toBe(303)
+    expect((await apiSettings()).alert_email).toMatchObject({ enabled: false, min_severity: 'high' })
+    const page = await client.get(PAGE)
+    expect(page.html).toMatch(
+      /<input type="checkbox" id="alert_enabled" name="alert_enabled" value="1"[^>]*>/,
+    )
+    expect(page.html).not.toMatch(/id="alert_enabled"[^>]* checked/)
+    // A refused form comes back with the box as posted (unticked), not as saved.
+    const refused = await client.submit(PAGE, { ...unticked, digest_time_zone: 'Nowhere/Special' })
+    expect(refused.status).toBe(400)
+    expect(refused.html).not.toMatch(/id="alert_enabled"[^>]* checked/)
+    // The test email is still sent while off (an explicit request); the page says mail is off.
+    const smtp = await startSmtpReceiver()
+    const mailing = await startTestApp({ MAIL_SMTP_URL: smtp.url }, { db: t.db })
+    try {
+      const other = formClient(mailing)
+      const address = `off-${Math.random().toString(36).slice(2, 8)}@example.com`
+      await other.signUp(address)
+      await other.submit(PAGE, { ...unticked, alert_recipients: address })
+      const test = await other.submit(PAGE, { channel: 'email' }, '/settings/notifications/test')
+      expect(test.html).toContain(`Test email delivered (${address}: accepted) to ${address}.`)
+      expect(test.html).toContain('Alert emails are off: only this test was sent.')
+      expect(await smtp.waitFor(address, 1, 5_000)).toHaveLength(1)
+    } finally {
+      await mailing.close()
+      await smtp.stop()
+    }
+    await client.submit(PAGE, base)
+    expect((await apiSettings()).alert_email.enabled).toBe(true)
+    expect((await client.get(PAGE)).html).toMatch(/id="alert_enabled"[^>]* checked/)
   })
 
   test('turning a channel off forgets its URL', async () => {

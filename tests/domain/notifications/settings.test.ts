@@ -50,6 +50,13 @@ describe('rules', () => {
     expect(
       !result.ok && result.failure.code === 'validation_failed' && Object.keys(result.failure.errors),
     ).toEqual(['digest.time_zone'])
+    const notBoolean = { ...good, alertEmail: { ...good.alertEmail, enabled: 'yes' as unknown as boolean } }
+    const switchRefused = checkSettings(notBoolean)
+    expect(
+      !switchRefused.ok &&
+        switchRefused.failure.code === 'validation_failed' &&
+        Object.keys(switchRefused.failure.errors),
+    ).toEqual(['alert_email.enabled'])
   })
 
   test('masking keeps the scheme, host and last four characters only', () => {
@@ -92,5 +99,23 @@ describe('saveNotificationSettings', () => {
       !refused.ok && refused.failure.code === 'validation_failed' && refused.failure.errors,
     ).toHaveProperty(['teams.webhook_url'])
     expect(saved.get('a')!.teams.webhookUrl).toBeNull()
+  })
+
+  test('alert emails: `enabled` left out keeps the saved switch; given, it replaces it', async () => {
+    const { store } = memoryStore()
+    const deps = { settings: store, checkUrl }
+    const save = (enabled?: boolean) =>
+      saveNotificationSettings(deps, {
+        accountId: 'a',
+        changes: {
+          alertEmail: { ...(enabled === undefined ? {} : { enabled }), minSeverity: 'low', recipients: [] },
+        },
+      })
+    const off = await save(false)
+    expect(off.ok && off.value.alertEmail.enabled).toBe(false)
+    const kept = await save()
+    expect(kept.ok && kept.value.alertEmail).toEqual({ enabled: false, minSeverity: 'low', recipients: [] })
+    const on = await save(true)
+    expect(on.ok && on.value.alertEmail.enabled).toBe(true)
   })
 })
