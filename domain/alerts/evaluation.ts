@@ -65,7 +65,7 @@ const DAY_MS = 86_400_000
 /** The report rules' longest window (7 days ending yesterday). */
 export const REPORT_WINDOW_DAYS = 7
 /** Sources read and classified at a time: bounds the memory and the CPU slice of one step. */
-export const REPORT_SOURCE_PAGE = 1000
+export const REPORT_SOURCE_PAGE = 500
 
 const NO_FAMILY: RuleScope = { rulesEvaluated: [] }
 const REPORT_TYPES: readonly AlertType[] = reportScope().rulesEvaluated
