@@ -67,6 +67,9 @@ beforeAll(async () => {
   await db.execute(sql`insert into daily_rollups
       (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned, messages, reports)
     values (${ref.accountId}, ${ref.domainId}, ${DAY}::date, '192.0.2.1', 'none', false, true, 5000, 1)`)
+  // An owner's verdict on a small passing sender: read (a verdict changes its status), no alert.
+  await db.execute(sql`insert into source_overrides (domain_id, source_ip, status, updated_at)
+    values (${ref.domainId}, '10.0.0.7', 'unknown', now())`)
 }, 120_000)
 afterAll(() => tdb.drop())
 
@@ -78,14 +81,16 @@ test('20,000 sources: bounded pages, only the countable ones read, the same aler
   const applied = await evaluateReports(deps, ref)
   expect(applied.created).toBe(2)
   expect(Math.max(...pages)).toBeLessThanOrEqual(REPORT_SOURCE_PAGE)
-  // The spoofing hosts and the large sender; none of the 18,500 small passing ones.
-  expect(pages.reduce((a, b) => a + b, 0)).toBe(SPOOFING + 1)
+  // The spoofing hosts, the large sender and the one with a verdict; no other small passing one.
+  expect(pages.reduce((a, b) => a + b, 0)).toBe(SPOOFING + 2)
 
   // What the rules raise over every source of the day loaded at once (the former evaluation).
   const stats = await deps.figures.stats(ref, { from: DAY, to: DAY })
   expect(stats).toHaveLength(PASSING + SPOOFING + 1)
   const spfTree = await resolveSpfTree({ dns }, 'many.example')
-  const views = classifyStats({ domain: 'many.example', stats, overrides: [], spfTree })
+  const overrides = await deps.figures.overrides(ref)
+  expect(overrides).toHaveLength(1)
+  const views = classifyStats({ domain: 'many.example', stats, overrides, spfTree })
   const expected = reportAlerts({
     domain: 'many.example',
     now,
