@@ -12,6 +12,7 @@ import type {
   AppliedPlan,
   DomainRef,
   OperationsFacts,
+  ReportSourceFacts,
 } from './ports.ts'
 import { CHANGE_ALERT_TYPES, changeAlerts, changeScope } from './rules/changes.ts'
 import {
@@ -30,7 +31,13 @@ import {
   webhookAlerts,
 } from './rules/operations.ts'
 import { POSTURE_ALERT_TYPES, postureAlerts, postureScope } from './rules/posture.ts'
-import { failureReportAlerts, reportAlerts, reportScope } from './rules/reports.ts'
+import {
+  failureReportAlerts,
+  reportScope,
+  type SourceSummary,
+  summarize,
+  summaryAlerts,
+} from './rules/reports.ts'
 import { recordSnapshot } from './snapshot.ts'
 
 // The alert evaluations the jobs run (docs/alerts.md, "Storage, jobs and API"): read the stored
@@ -46,6 +53,7 @@ export interface EvaluationDeps {
   facts: AlertFacts
   operations: OperationsFacts
   figures: AlertFigures
+  reportSources: ReportSourceFacts
   now: () => Date
   /** The SPF include tree classifies sources the same way the sources list does. */
   dns: DnsResolver
@@ -56,6 +64,8 @@ export const POSTURE_LOOKBACK_MS = 3_600_000
 const DAY_MS = 86_400_000
 /** The report rules' longest window (7 days ending yesterday). */
 export const REPORT_WINDOW_DAYS = 7
+/** Sources read and classified at a time: bounds the memory and the CPU slice of one step. */
+export const REPORT_SOURCE_PAGE = 500
 
 const NO_FAMILY: RuleScope = { rulesEvaluated: [] }
 const REPORT_TYPES: readonly AlertType[] = reportScope().rulesEvaluated
@@ -134,38 +144,49 @@ export async function evaluatePosture(deps: EvaluationDeps, ref: DomainRef): Pro
 
 /**
  * Report rules over the aggregate figures: daily totals of the 7 days ending yesterday (UTC) and
- * yesterday's sources, classified as the sources list classifies them.
+ * yesterday's sources, classified as the sources list classifies them. The sources are read a page
+ * at a time and folded into a bounded summary (rules/reports.ts, `summarize`): never all at once.
  */
 export async function evaluateReports(deps: EvaluationDeps, ref: DomainRef): Promise<AppliedPlan> {
-  const { facts, figures } = deps
+  const { facts, figures, reportSources } = deps
   const now = deps.now()
   const domain = await facts.domain(ref.accountId, ref.domainId)
   if (domain === null) return tally()
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS
   const yesterday = isoDay(today - DAY_MS)
-  const [daily, stats, overrides] = await Promise.all([
+  const [daily, day, overrides] = await Promise.all([
     figures.daily(ref, { from: isoDay(today - REPORT_WINDOW_DAYS * DAY_MS), to: yesterday }),
-    figures.stats(ref, { from: yesterday, to: yesterday }),
+    reportSources.dayVolume(ref, yesterday),
     figures.overrides(ref),
   ])
-  const spfTree = stats.length === 0 ? null : await resolveSpfTree({ dns: deps.dns }, domain.name)
-  const views = classifyStats({ domain: domain.name, stats, overrides, spfTree })
-  const firstSeen = await facts.firstSeen(
-    ref.accountId,
-    ref.domainId,
-    stats.map((s) => s.ip),
-  )
-  const sources = views.map(({ stats, classification, status }) => ({
-    stats,
-    classification,
-    status,
-    firstSeen: firstSeen.get(stats.ip) ?? stats.firstSeen,
-  }))
-  const candidates = reportAlerts({
+  const spfTree = day.sources === 0 ? null : await resolveSpfTree({ dns: deps.dns }, domain.name)
+  const summary: SourceSummary = { volume: day.messages, unknown: new Map(), spoofing: undefined }
+  let afterIp: string | null = null
+  while (day.sources > 0) {
+    const page = await reportSources.sourcePage(ref, yesterday, {
+      afterIp,
+      limit: REPORT_SOURCE_PAGE,
+      volume: day.messages,
+    })
+    const firstSeen = new Map(page.map((s) => [s.stats.ip, s.firstSeen]))
+    const views = classifyStats({ domain: domain.name, stats: page.map((s) => s.stats), overrides, spfTree })
+    summarize(
+      summary,
+      views.map(({ stats, classification, status }) => ({
+        stats,
+        classification,
+        status,
+        firstSeen: firstSeen.get(stats.ip) ?? stats.firstSeen,
+      })),
+    )
+    if (page.length < REPORT_SOURCE_PAGE) break
+    afterIp = page.at(-1)!.stats.ip
+  }
+  const candidates = summaryAlerts({
     domain: domain.name,
     now,
     daily,
-    sources,
+    summary,
     policy: domain.dmarcPolicy ?? 'missing',
   })
   return apply(deps, ref, candidates, { ...reportScope(), domain: domain.name }, now)

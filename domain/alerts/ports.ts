@@ -5,6 +5,7 @@
 import type { PolicyFigures } from '../policy/ports.ts'
 import type { Posture, PostureFindings } from '../posture/posture.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
+import type { SourceStats } from '../sources/source-stats.ts'
 import type { AlertSeverity, AlertType } from './alert.ts'
 import type { OpenAlert, ReconcilePlan, ResolveReason } from './lifecycle.ts'
 import type {
@@ -124,6 +125,33 @@ export interface OperationsFacts {
   failingReads(accountId: string): Promise<FailingRead[]>
   /** SPF writes retried or given up (docs/alerts.md, `spf_provider_write_failing`). */
   pendingSpfWrites(accountId: string, now: Date): Promise<PendingSpfWrite[]>
+}
+
+/** One source of a day, with the first day its IP was ever reported for the domain. */
+export interface DaySource {
+  stats: SourceStats
+  /** YYYY-MM-DD, over all the stored days, not only this one. */
+  firstSeen: string
+}
+
+/**
+ * The day's sources as the report rules read them: a bounded page at a time, in IP order, so that
+ * a day of 100,000 sources is never loaded at once (docs/alerts.md, "How the report rules read
+ * their facts").
+ */
+export interface ReportSourceFacts {
+  /** The domain's messages and source IPs on `day` (YYYY-MM-DD). */
+  dayVolume(ref: DomainRef, day: string): Promise<{ messages: number; sources: number }>
+  /**
+   * At most `limit` of the day's sources with an IP after `afterIp` (all when null), in IP order;
+   * left out are those no report rule can count (reports.ts, `summarize`): a DMARC pass, no owner's
+   * verdict, and too few messages of the day's `volume` to be an unknown source on its own.
+   */
+  sourcePage(
+    ref: DomainRef,
+    day: string,
+    page: { afterIp: string | null; limit: number; volume: number },
+  ): Promise<DaySource[]>
 }
 
 /** The report figures the report rules read: the same daily rollups policy progression reads. */

@@ -5,6 +5,7 @@ import type { DailyVolume } from '../../domain/sources/policy-readiness.ts'
 import type { SourceFigures } from '../../domain/sources/ports.ts'
 import type { SourceStats } from '../../domain/sources/source-stats.ts'
 import { type Db, rowsOf } from '../db/database.ts'
+import { pgArray } from './sql-tx.ts'
 
 // The read side of the sources view (issue #5): per-IP figures summed from the daily rollups, the
 // owner's verdicts on IPs, and the daily totals policy readiness needs. Every tenant read filters
@@ -28,12 +29,21 @@ const num = (value: unknown) => Number(value ?? 0)
 const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : [])
 
 /**
- * One entry per source IP that sent for the domain in the period (optionally only `ip`), counts
+ * One entry per source IP that sent for the domain in the period (optionally only `ip`, or `ips`), counts
  * weighted by messages. The domain lists are the distinct union over the period's rows, first
  * MAX_SOURCE_DOMAINS in code-point order (`collate "C"`, so both backends agree).
  */
-export async function sourceStats(db: Db, scope: SourceScope & { ip?: string }): Promise<SourceStats[]> {
-  const only = scope.ip === undefined ? sql.empty() : sql` and r.source_ip = ${scope.ip}::inet`
+export async function sourceStats(
+  db: Db,
+  scope: SourceScope & { ip?: string; ips?: readonly string[] },
+): Promise<SourceStats[]> {
+  const only = sql.join(
+    [
+      scope.ip === undefined ? sql.empty() : sql` and r.source_ip = ${scope.ip}::inet`,
+      scope.ips === undefined ? sql.empty() : sql` and r.source_ip = any(${pgArray(scope.ips)}::inet[])`,
+    ],
+    sql``,
+  )
   const cap = sql.raw(String(MAX_SOURCE_DOMAINS))
   const rows = rowsOf<Record<string, unknown>>(
     await db.execute(sql`with period as (

@@ -4,7 +4,7 @@ import type { Stores } from './stores.ts'
 
 /** What alert evaluation needs, for the worker's jobs (and tests that evaluate). */
 export function alertEvaluationDeps(
-  s: Pick<Stores, 'alerts' | 'alertFacts' | 'operationsFacts' | 'figures'>,
+  s: Pick<Stores, 'alerts' | 'alertFacts' | 'operationsFacts' | 'figures' | 'reportSourceFacts'>,
   runtime: { dns: DnsResolver; now: () => Date },
 ): EvaluationDeps {
   return {
@@ -12,6 +12,7 @@ export function alertEvaluationDeps(
     facts: s.alertFacts,
     operations: s.operationsFacts,
     figures: s.figures,
+    reportSources: s.reportSourceFacts,
     dns: runtime.dns,
     now: runtime.now,
   }

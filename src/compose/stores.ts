@@ -33,6 +33,7 @@ import { pgOrganizationStore } from '../../infrastructure/repositories/pg-organi
 import { pgPolicyStore } from '../../infrastructure/repositories/pg-policy-store.ts'
 import { pgRateLimitCounter } from '../../infrastructure/repositories/pg-rate-limit-counter.ts'
 import { pgReportReader } from '../../infrastructure/repositories/pg-report-reader.ts'
+import { pgReportSourceFacts } from '../../infrastructure/repositories/pg-report-source-facts.ts'
 import { pgSessionStore } from '../../infrastructure/repositories/pg-session-store.ts'
 import { pgSourceFigures } from '../../infrastructure/repositories/pg-source-stats.ts'
 import { pgSpfProposalStore } from '../../infrastructure/repositories/pg-spf-proposal-store.ts'
@@ -66,6 +67,7 @@ export function stores(database: Database, boss: PgBoss | null = null) {
     forensicTls: pgForensicTlsStore(db, boss),
     alerts: pgAlertStore(db),
     alertFacts: pgAlertFacts(db),
+    reportSourceFacts: pgReportSourceFacts(db),
     operationsFacts: pgOperationsFacts(db),
     figures: pgSourceFigures(db),
     sessions: pgSessionStore(db),

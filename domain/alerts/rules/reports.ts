@@ -1,7 +1,7 @@
 import type { Severity } from '../../shared/finding.ts'
 import { formatCount, formatPercent, ratio } from '../../sources/figures.ts'
 import type { DailyVolume, DmarcPolicyState } from '../../sources/policy-readiness.ts'
-import { isForwarding, type SourceInput } from '../../sources/recommendation.ts'
+import { isForwarding } from '../../sources/recommendation.ts'
 import {
   type AlertCandidate,
   type AlertType,
@@ -9,16 +9,14 @@ import {
   type RuleScope,
   roundRate,
 } from '../alert.ts'
+import { ipList, type ReportSource, type SourceTally, tallySource } from './report-sources.ts'
+
+export type { ReportSource } from './report-sources.ts'
 
 // Report rules: what the aggregate reports (RFC 7489 §7.2, RFC 9990) and failure reports say about
 // the mail sent as the domain. Every figure is a message count, never a row count, so rates are
 // volume-weighted. Aggregate reports cover whole days and arrive during the following day, so the
 // windows end with yesterday (UTC): today's figures are still coming in.
-
-export interface ReportSource extends SourceInput {
-  /** First day (YYYY-MM-DD) the IP was ever reported for the domain, not only within `stats`. */
-  firstSeen: string
-}
 
 export interface ReportAlertInput {
   domain: string
@@ -69,7 +67,11 @@ function dayNumber(day: string): number {
 const isoDay = (number: number) => new Date(number * DAY_MS).toISOString().slice(0, 10)
 const today = (now: Date) => Math.floor(now.getTime() / DAY_MS)
 
-export function failureRateAlerts({ domain, now, daily }: ReportAlertInput): AlertCandidate[] {
+export function failureRateAlerts({
+  domain,
+  now,
+  daily,
+}: Pick<ReportAlertInput, 'domain' | 'now' | 'daily'>): AlertCandidate[] {
   const last = today(now) - 1
   const windows = FAILURE_RATE_WINDOWS_DAYS.map((days) => {
     let messages = 0
@@ -112,50 +114,77 @@ export function failureRateAlerts({ domain, now, daily }: ReportAlertInput): Ale
   ]
 }
 
-const ipList = (sources: readonly ReportSource[]) => {
-  const sorted = [...sources].sort(
-    (a, b) =>
-      b.stats.messages - a.stats.messages || (a.stats.ip < b.stats.ip ? -1 : a.stats.ip > b.stats.ip ? 1 : 0),
-  )
-  return {
-    ips: sorted.slice(0, EVIDENCE_LIST_LIMIT).map(({ stats }) => ({
-      ip: stats.ip,
-      ptr: stats.ptr,
-      messages: stats.messages,
-      dmarcPass: stats.dmarcPass,
-    })),
-    ipsOmitted: Math.max(0, sorted.length - EVIDENCE_LIST_LIMIT),
-  }
+/**
+ * What the source rules need of the last day's sources, whatever their number: the day's volume,
+ * the unknown sources grouped by subject and the spoofing ones, as tallies (report-sources.ts).
+ */
+export interface SourceSummary {
+  /** Messages of all the day's sources: the denominator of an unknown source's share. */
+  volume: number
+  unknown: Map<string, SourceTally>
+  spoofing: SourceTally | undefined
 }
 
-const sum = (sources: readonly ReportSource[], pick: (s: ReportSource) => number) =>
-  sources.reduce((total, s) => total + pick(s), 0)
+export type SummaryInput = Omit<ReportAlertInput, 'sources'> & { summary: SourceSummary }
+
+/** Whether an unknown source (or service) sending `messages` of `volume` is worth an alert. */
+export const largeUnknown = (messages: number, volume: number): boolean =>
+  messages > UNKNOWN_SOURCE_MIN_MESSAGES ||
+  (ratio(messages, volume) > UNKNOWN_SOURCE_MIN_SHARE && messages >= UNKNOWN_SOURCE_SHARE_FLOOR)
 
 /**
- * Sources with status `unknown` (not identified, not forwarding), grouped by sending service when
- * the classifier named one (a provider sends from many IPs) and by IP otherwise.
+ * Sources with status `unknown` (not identified, not forwarding) are grouped by sending service
+ * when the classifier named one (a provider sends from many IPs) and by IP otherwise. Spoofing:
+ * unaligned mail from hosts with no relation to the domain, status `suspicious` (no PTR, no known
+ * service, nothing passing; or marked unwanted), no service named, no DMARC pass, not forwarding.
  */
-export function unknownSourceAlerts({ domain, now, sources }: ReportAlertInput): AlertCandidate[] {
-  const volume = sum(sources, (s) => s.stats.messages)
-  const groups = new Map<string, ReportSource[]>()
+export function summarize(summary: SourceSummary, sources: readonly ReportSource[]): SourceSummary {
   for (const source of sources) {
-    if (source.status !== 'unknown' || isForwarding(source)) continue
     const service = source.classification.service
-    const subject = service === null ? `ip:${source.stats.ip}` : `service:${service.id}`
-    groups.set(subject, [...(groups.get(subject) ?? []), source])
+    if (source.status === 'unknown' && !isForwarding(source)) {
+      // A group of one IP (an IP is one source) too small now stays too small: it is not kept.
+      if (service !== null || largeUnknown(source.stats.messages, summary.volume)) {
+        const subject = service === null ? `ip:${source.stats.ip}` : `service:${service.id}`
+        summary.unknown.set(subject, tallySource(summary.unknown.get(subject), source))
+      }
+    }
+    if (
+      source.status === 'suspicious' &&
+      service === null &&
+      source.stats.dmarcPass === 0 &&
+      !isForwarding(source)
+    )
+      summary.spoofing = tallySource(summary.spoofing, source)
   }
+  return summary
+}
+
+const summaryOf = (sources: readonly ReportSource[]): SourceSummary =>
+  summarize(
+    {
+      volume: sources.reduce((total, s) => total + s.stats.messages, 0),
+      unknown: new Map(),
+      spoofing: undefined,
+    },
+    sources,
+  )
+
+export const unknownSourceAlerts = (input: ReportAlertInput): AlertCandidate[] =>
+  unknownSummaryAlerts({ ...input, summary: summaryOf(input.sources) })
+
+/** One alert per unknown group that is large and new (first reported in the last days). */
+export function unknownSummaryAlerts({ domain, now, summary }: SummaryInput): AlertCandidate[] {
+  const { volume } = summary
   const out: AlertCandidate[] = []
-  for (const [subject, group] of [...groups].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const messages = sum(group, (s) => s.stats.messages)
+  for (const [subject, group] of [...summary.unknown].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const { messages, firstSeen } = group
     const share = ratio(messages, volume)
-    const large =
-      messages > UNKNOWN_SOURCE_MIN_MESSAGES ||
-      (share > UNKNOWN_SOURCE_MIN_SHARE && messages >= UNKNOWN_SOURCE_SHARE_FLOOR)
-    const firstSeen = group.map((s) => s.firstSeen).sort()[0]!
-    if (!large || today(now) - dayNumber(firstSeen) > NEW_SOURCE_MAX_AGE_DAYS) continue
-    const service = group[0]!.classification.service
-    const ptr = group[0]!.stats.ptr
-    const who = service !== null ? service.name : `${group[0]!.stats.ip}${ptr === null ? '' : ` (${ptr})`}`
+    if (!largeUnknown(messages, volume) || today(now) - dayNumber(firstSeen) > NEW_SOURCE_MAX_AGE_DAYS)
+      continue
+    const lead = group.top[0]!
+    const service = lead.classification.service
+    const ptr = lead.stats.ptr
+    const who = service !== null ? service.name : `${lead.stats.ip}${ptr === null ? '' : ` (${ptr})`}`
     out.push({
       type: 'new_unknown_source',
       subject,
@@ -165,7 +194,7 @@ export function unknownSourceAlerts({ domain, now, sources }: ReportAlertInput):
         evidence: {
           service: service === null ? null : { id: service.id, name: service.name },
           messages,
-          dmarcPass: sum(group, (s) => s.stats.dmarcPass),
+          dmarcPass: group.dmarcPass,
           share: roundRate(share),
           firstSeen,
           ...ipList(group),
@@ -186,33 +215,25 @@ const SPOOFING_SEVERITY: Record<DmarcPolicyState, Severity> = {
   reject: 'low',
 }
 
-/**
- * Unaligned mail from hosts with no relation to the domain: status `suspicious` (no PTR, no known
- * service, nothing passing; or marked unwanted), no service named, no DMARC pass, not forwarding.
- */
-export function spoofingAlerts({ domain, sources, policy }: ReportAlertInput): AlertCandidate[] {
-  const spoofing = sources.filter(
-    (s) =>
-      s.status === 'suspicious' &&
-      s.classification.service === null &&
-      s.stats.dmarcPass === 0 &&
-      !isForwarding(s),
-  )
-  const messages = sum(spoofing, (s) => s.stats.messages)
-  if (messages < SPOOFING_MIN_MESSAGES) return []
+export const spoofingAlerts = (input: ReportAlertInput): AlertCandidate[] =>
+  spoofingSummaryAlerts({ ...input, summary: summaryOf(input.sources) })
+
+/** One alert for the domain while the day's spoofing reaches SPOOFING_MIN_MESSAGES. */
+export function spoofingSummaryAlerts({ domain, policy, summary }: SummaryInput): AlertCandidate[] {
+  const spoofing = summary.spoofing
+  if (spoofing === undefined || spoofing.messages < SPOOFING_MIN_MESSAGES) return []
+  const { messages, sources: hosts } = spoofing
   const delivered = policy === 'none' || policy === 'missing'
   return [
     {
       type: 'spoofing_attempt',
       subject: '',
       severity: SPOOFING_SEVERITY[policy],
-      title: `Spoofing: ${formatCount(spoofing.length)} unknown ${spoofing.length === 1 ? 'host' : 'hosts'} sent ${formatCount(messages)} messages as ${domain} failing DMARC`,
+      title: `Spoofing: ${formatCount(hosts)} unknown ${hosts === 1 ? 'host' : 'hosts'} sent ${formatCount(messages)} messages as ${domain} failing DMARC`,
       details: {
         evidence: {
           messages,
-          unauthenticated: sum(spoofing, (s) =>
-            s.stats.dkimPass === 0 && s.stats.spfPass === 0 ? s.stats.messages : 0,
-          ),
+          unauthenticated: spoofing.unauthenticated,
           policy,
           ...ipList(spoofing),
         },
@@ -228,8 +249,12 @@ export function spoofingAlerts({ domain, sources, policy }: ReportAlertInput): A
 
 export const FAILURE_REPORT_ALERT_TYPES = ['failure_report_received'] as const satisfies readonly AlertType[]
 
-export function reportAlerts(input: ReportAlertInput): AlertCandidate[] {
-  return [...failureRateAlerts(input), ...unknownSourceAlerts(input), ...spoofingAlerts(input)]
+export const reportAlerts = (input: ReportAlertInput): AlertCandidate[] =>
+  summaryAlerts({ ...input, summary: summaryOf(input.sources) })
+
+/** The three report rules over a summary built a page of sources at a time. */
+export function summaryAlerts(input: SummaryInput): AlertCandidate[] {
+  return [...failureRateAlerts(input), ...unknownSummaryAlerts(input), ...spoofingSummaryAlerts(input)]
 }
 
 /** Every report rule looks at the whole window: all three are evaluated for all subjects. */
