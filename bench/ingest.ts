@@ -8,9 +8,10 @@ import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { ingestJobDeps } from '../src/compose/ingest.ts'
 import { housekeeping } from '../src/compose/maintenance.ts'
-import { buildApp, intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
+import { intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
+import { startService } from '../tests/support/processes.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
 import { ingestMemoryFigures } from './ingest-memory.ts'
 import { smallReportFigures } from './ingest-small.ts'
@@ -285,17 +286,25 @@ if (only('summary')) {
   const records = rowsOf<{ n: number }>(
     await database.db.execute(sql`select (count(*) * 10)::bigint as n from daily_rollups`),
   )[0]!.n
-  const app = buildApp(runtime)
+  // Over HTTP, from outside the service, as a user sees it: a ROLE=api process on this database.
+  if (db.url === null) throw new Error('bench:ingest needs PostgreSQL')
+  const api = await startService({
+    DATABASE_URL: db.url,
+    ROLE: 'api',
+    SECRET_KEY: '11'.repeat(32),
+    INGEST_DOMAIN: 'in.bench.test',
+    RATE_LIMIT_API_PER_MINUTE: '10000000',
+    LOG_LEVEL: 'info',
+  })
   const token = await createToken(
     { accounts: s.accounts, tokens: s.tokens, random: systemRandom },
     { email: 'bench@example.com', name: 'bench', now: now() },
   )
   if (!token.ok) throw new Error('token')
+  const bearer = token.value.value
+  const get = (path: string) => fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${bearer}` } })
   const time = async (path: string) => {
-    const request = () =>
-      app.handle(
-        new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${token.value.value}` } }),
-      )
+    const request = () => get(path)
     const warm = await request()
     if (warm.status !== 200) throw new Error(`${path}: ${warm.status} ${await warm.text()}`)
     const times: number[] = []
@@ -355,11 +364,7 @@ if (only('summary')) {
         const on = i % 2 === 0
         await useMonthly(on)
         const started = performance.now()
-        const response = await app.handle(
-          new Request(`http://localhost${path}`, {
-            headers: { authorization: `Bearer ${token.value.value}` },
-          }),
-        )
+        const response = await get(path)
         await response.arrayBuffer()
         ;(on ? times.with : times.without).push(performance.now() - started)
       }
@@ -376,6 +381,8 @@ if (only('summary')) {
       })
     }
   }
+  api.child.kill()
+  await api.child.exited
 }
 
 await db.drop()
