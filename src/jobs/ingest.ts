@@ -31,6 +31,7 @@ import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructu
 import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import { paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
+import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { processBatch } from './ingest-batch.ts'
 
@@ -55,6 +56,11 @@ export interface IngestJobDeps {
   budget?: ByteBudget
   /** Reverse-DNS lookups per run and at once (ENRICH_PTR_PER_RUN, ENRICH_PTR_CONCURRENCY). */
   enrichPtr?: { perRun: number; concurrency: number }
+  /**
+   * Messages of at least this many bytes have their aggregate reports parsed on a thread of their
+   * own (INGEST_PARSE_THREAD_BYTES; 0: never; docs/ingestion.md, "Sharing the thread with the API").
+   */
+  parseThreadBytes?: number
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')
@@ -72,7 +78,11 @@ async function* permanent(stream: AsyncIterable<Uint8Array>): AsyncIterable<Uint
 function toPayload(deps: IngestJobDeps, payload: ReportPayload): Payload {
   const name = payload.entryName ?? payload.filename ?? payload.kind
   if (payload.kind === 'aggregate-xml')
-    return { kind: 'aggregate', name, open: () => permanent(paced(payload.open(), processPacer)) }
+    return {
+      kind: 'aggregate',
+      name,
+      open: () => permanent(paced(payload.open(), processPacer)),
+    }
   if (payload.kind === 'tls-rpt-json') {
     return {
       kind: 'tls-rpt',
@@ -120,13 +130,16 @@ function storageDeps(deps: IngestJobDeps, ctx: PayloadContext): ReportStorageDep
 // One memoised organizational-domain lookup per process: records repeat the same few domains.
 const alignment = { organizationalDomain: publicSuffixOrganizationalDomain() }
 
-export function processDeps(deps: IngestJobDeps): ProcessDeps {
+export function processDeps(deps: IngestJobDeps, messageBytes = 0): ProcessDeps {
+  // A thread costs a few ms to start: only large messages (a large report) are worth one.
+  const threaded =
+    deps.parseThreadBytes !== undefined && deps.parseThreadBytes > 0 && messageBytes >= deps.parseThreadBytes
   return {
     async extract(message, each) {
       const extracted = await streamReports(message, deps.limits, (payload) => each(toPayload(deps, payload)))
       return extracted.ok ? { ok: true } : { ok: false, reason: extracted.reason }
     },
-    parseAggregate: (chunks) => parseAggregateReport(chunks),
+    parseAggregate: (chunks) => (threaded ? parseAggregateInThread(chunks) : parseAggregateReport(chunks)),
     hasher() {
       const hash = new Bun.CryptoHasher('sha256')
       return { update: (bytes) => void hash.update(bytes), digest: () => hash.digest('hex') }
@@ -169,7 +182,7 @@ export async function readMessage(deps: IngestJobDeps, message: StoredMessage): 
   const release = await (deps.budget ?? unlimited).acquire(message.size)
   try {
     // The message is read from the database a piece at a time, as the parser asks for it.
-    return await processPayloads(processDeps(deps), deps.messages.body(message), ctx)
+    return await processPayloads(processDeps(deps, message.size), deps.messages.body(message), ctx)
   } finally {
     release()
   }
