@@ -28,8 +28,10 @@ async function next(): Promise<Inbound> {
   return inbox.shift()!
 }
 
-// This heap's own pacer ("Memory" in docs/ingestion.md): full collections here stall only this thread.
-const pacer = gcPacer()
+// This heap's own pacer ("Memory" in docs/ingestion.md): full collections here stall only this
+// thread, and its heap is small, so they are cheap. Every 2 MB of XML (bench:mixed, issue #20);
+// Bun's `smol` mode with every 1 MB cut the peak by 5-10 MB more but made the report ~20% slower.
+const pacer = gcPacer(2 * 1024 * 1024)
 let events: AggregateEvent[] = []
 const flush = (last: boolean) => {
   self.postMessage({ events, last })
