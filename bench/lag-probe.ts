@@ -11,6 +11,7 @@ import { createAccount } from '../domain/accounts/use-cases.ts'
 import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { ingestJobDeps } from '../src/compose/ingest.ts'
 import { intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
@@ -23,6 +24,10 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   INGEST_DOMAIN: 'in.bench.test',
   SECRET_KEY: '11'.repeat(32),
+  // INGEST_PARSE_THREAD_BYTES=0 bun bench/lag-probe.ts: the parse on this thread, as before.
+  ...(process.env.INGEST_PARSE_THREAD_BYTES
+    ? { INGEST_PARSE_THREAD_BYTES: process.env.INGEST_PARSE_THREAD_BYTES }
+    : {}),
 })
 const now = () => new Date()
 const boss = await startBoss(database, { background: false })
@@ -48,21 +53,7 @@ await database.db.execute(
 )
 const recipient = `${account.value.ingestKey}@in.bench.test`
 const { accept, messages } = intake(runtime as never)
-const deps = {
-  database,
-  boss: null,
-  messages,
-  forensicTls: s.forensicTls,
-  dns: runtime.dns,
-  logger: runtime.logger,
-  now,
-  limits: {
-    maxDecompressedBytes: config.ingestMaxReportBytes,
-    maxZipEntries: 32,
-    maxCompressionRatio: 1000,
-    maxParts: 1000,
-  },
-}
+const deps = ingestJobDeps(runtime as never, { messages, forensicTls: s.forensicTls })
 const email = reportEmail({
   to: recipient,
   xml: aggregateXml({

@@ -41,6 +41,8 @@ export interface Config {
   ingestWorkerConcurrency: number
   /** Ms of CPU a report's stream runs before it lets the event loop turn; 0: never (issue #20). */
   workerSliceMs: number
+  /** Bytes; messages this large have their aggregate reports parsed on a thread of their own; 0: never. */
+  ingestParseThreadBytes: number
   /** Connections of the worker's own pool when the API runs in the same process (ROLE=all, PostgreSQL); 0 shares the API's. */
   workerDbPool: number
   /** Reverse-DNS enrichment: source IPs looked up per run (every 5 minutes), and at once. */
@@ -170,6 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     ingestWorkerConcurrency: int('INGEST_WORKER_CONCURRENCY', 8, 1, 64),
     workerSliceMs: int('WORKER_SLICE_MS', 5, 0, 1000),
+    ingestParseThreadBytes: int('INGEST_PARSE_THREAD_BYTES', 0, 0, 64 * 1024 * 1024 * 1024),
     workerDbPool: int('WORKER_DB_POOL', 4, 0, 100),
     enrichPtr: {
       perRun: int('ENRICH_PTR_PER_RUN', 1000, 1, 100_000),

@@ -102,6 +102,7 @@ export function ingestJobDeps(
     // and by their count (INGEST_WORKER_CONCURRENCY: in ROLE=all each is work ahead of the API's).
     budget: new ByteBudget(config.ingestWorkerMaxBytes, config.ingestWorkerConcurrency),
     enrichPtr: config.enrichPtr,
+    parseThreadBytes: config.ingestParseThreadBytes,
   }
 }
 
