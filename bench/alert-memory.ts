@@ -6,23 +6,19 @@
 // loaded, classified and handed to the rules at once). Printed: RSS before and peak during, the
 // evaluation's wall time, and the longest event-loop stall (what an API read would wait).
 import { sql } from 'drizzle-orm'
-import { createAccount } from '../domain/accounts/use-cases.ts'
 import { evaluateReports } from '../domain/alerts/evaluation.ts'
 import { reconcile } from '../domain/alerts/lifecycle.ts'
 import { reportAlerts, reportScope } from '../domain/alerts/rules/reports.ts'
 import { classifyStats } from '../domain/sources/list-sources.ts'
 import { resolveSpfTree } from '../domain/spf/include-tree.ts'
 import { openPostgres, rowsOf } from '../infrastructure/db/database.ts'
-import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
-import { createQueues } from '../infrastructure/queue/catalogue.ts'
-import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { alertEvaluationDeps } from '../src/compose/alerts.ts'
 import { ingestJobDeps } from '../src/compose/ingest.ts'
 import { stores as storesOf } from '../src/compose/stores.ts'
-import { intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
+import { intake, resolvers } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
-import { createTestDatabase } from '../tests/support/test-db.ts'
+import { benchAccount, benchRuntime } from './bench-runtime.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
 const DAY_MS = 86_400_000
@@ -102,38 +98,14 @@ if (process.env.BENCH_ALERT_CHILD !== undefined) {
   process.exit(0)
 }
 
-const db = await createTestDatabase()
+const { db, database, boss, runtime, s } = await benchRuntime()
 if (db.url === null) throw new Error('needs PostgreSQL')
-const database = db.database
-const config = loadConfig({
-  LOG_LEVEL: 'silent',
-  INGEST_DOMAIN: 'in.bench.test',
-  SECRET_KEY: '11'.repeat(32),
-})
-const now = () => new Date()
-const boss = await startBoss(database, { background: false })
-await createQueues(boss)
-const runtime = {
-  config,
-  database,
-  logger: jsonLogger('silent'),
-  now,
-  random: systemRandom,
-  boss,
-  secrets: await openSecretBox(config),
-  ...resolvers(config, now),
-}
-const s = stores(database, boss)
-const account = await createAccount(
-  { accounts: s.accounts, random: systemRandom, hashPassword: async () => 'x' },
-  { email: 'b@example.com' },
-)
-if (!account.ok) throw new Error('account')
+const account = await benchAccount(s, 'b@example.com')
 const [domain] = rowsOf<{ id: number }>(
   await database.db.execute(sql`insert into domains (account_id, name, verification_token, verified_at)
-    values (${account.value.accountId}, 'brand0.example', 'x', now()) returning id`),
+    values (${account.accountId}, 'brand0.example', 'x', now()) returning id`),
 )
-const recipient = `${account.value.ingestKey}@in.bench.test`
+const recipient = account.recipient
 const { accept, messages } = intake(runtime)
 const deps = ingestJobDeps(runtime, { messages, forensicTls: s.forensicTls })
 const xml = aggregateXml({ domain: 'brand0.example', reportId: 'big', records: 100_000, seed: 1 })
@@ -153,7 +125,7 @@ console.log(`stored: ${counts!.rollups} rollup rows, ${counts!.sources} sources 
 for (const mode of (process.env.BENCH_MODES ?? 'before,after').split(',')) {
   await database.db.execute(sql`truncate alerts cascade`)
   const run = Bun.spawn(['bun', import.meta.path], {
-    env: { ...process.env, BENCH_ALERT_CHILD: `${db.url} ${mode} ${account.value.accountId} ${domain!.id}` },
+    env: { ...process.env, BENCH_ALERT_CHILD: `${db.url} ${mode} ${account.accountId} ${domain!.id}` },
     stdout: 'inherit',
     stderr: 'inherit',
   })

@@ -1,18 +1,14 @@
 // bun run bench:ingest — report intake on PostgreSQL (TEST_DATABASE_URL's server), printing each
 // figure beside its target (issue #4). Not a test: it generates its own data in a fresh database.
 import { sql } from 'drizzle-orm'
-import { createAccount, createToken } from '../domain/accounts/use-cases.ts'
+import { createToken } from '../domain/accounts/use-cases.ts'
 import { rowsOf } from '../infrastructure/db/database.ts'
-import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
-import { createQueues } from '../infrastructure/queue/catalogue.ts'
-import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { ingestJobDeps } from '../src/compose/ingest.ts'
 import { housekeeping } from '../src/compose/maintenance.ts'
-import { intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
-import { loadConfig } from '../src/config.ts'
+import { intake, systemRandom } from '../src/compose.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
 import { startService } from '../tests/support/processes.ts'
-import { createTestDatabase } from '../tests/support/test-db.ts'
+import { benchAccount, benchRuntime } from './bench-runtime.ts'
 import { ingestMemoryFigures } from './ingest-memory.ts'
 import { smallReportFigures } from './ingest-small.ts'
 import { cpuSince, startPeakRss } from './process-stats.ts'
@@ -29,38 +25,13 @@ async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }
 
 // BENCH_ONLY=large|queue|small|summary|memory runs one part (comma-separated for several).
 const only = (part: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(part)
-const db = await createTestDatabase()
-const database = db.database
-const config = loadConfig({
-  LOG_LEVEL: 'silent',
-  INGEST_DOMAIN: 'in.bench.test',
-  RATE_LIMIT_API_PER_MINUTE: '10000000',
-  SECRET_KEY: '11'.repeat(32),
-})
-const now = () => new Date()
-const boss = await startBoss(database, { background: false })
-await createQueues(boss)
-const runtime = {
-  config,
-  database,
-  logger: jsonLogger('silent'),
-  now,
-  random: systemRandom,
-  boss,
-  secrets: await openSecretBox(config),
-  ...resolvers(config, now),
-}
-const s = stores(database, boss)
-const account = await createAccount(
-  { accounts: s.accounts, random: systemRandom, hashPassword: async () => 'x' },
-  { email: 'bench@example.com' },
-)
-if (!account.ok) throw new Error('account')
-const recipient = `${account.value.ingestKey}@in.bench.test`
+const { db, database, now, boss, runtime, s } = await benchRuntime({ RATE_LIMIT_API_PER_MINUTE: '10000000' })
+const account = await benchAccount(s, 'bench@example.com')
+const recipient = account.recipient
 const domains = Array.from({ length: 20 }, (_, i) => `brand${i}.example`)
 for (const name of domains) {
   await database.db.execute(sql`insert into domains (account_id, name, verification_token, verified_at)
-    values (${account.value.accountId}, ${name}, 'x', now())`)
+    values (${account.accountId}, ${name}, 'x', now())`)
 }
 const { accept, messages } = intake(runtime)
 const jobDeps = ingestJobDeps(runtime, { messages, forensicTls: s.forensicTls })
@@ -234,7 +205,7 @@ if (only('memory')) {
 // records in any 90 days and ~41 M in the year. Measured over 30, 90 and 366 days (from/to reach
 // a year, issue #17). BENCH_DAYS=90 builds only the last 90 days (the earlier sessions' data set).
 if (only('summary')) {
-  const accountId = account.value.accountId
+  const accountId = account.accountId
   const span = Number(process.env.BENCH_DAYS ?? 366)
   await database.db.execute(
     sql`truncate daily_rollups, daily_domain_totals, weekly_failing_sources, aggregate_reports, monthly_failing_sources,

@@ -7,51 +7,23 @@
 //   GC_EDEN=1 bun bench/lag-probe.ts  every requested collection made an eden one (the memory
 //                                     cost of not collecting fully: docs/ingestion.md)
 import { sql } from 'drizzle-orm'
-import { createAccount } from '../domain/accounts/use-cases.ts'
-import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
-import { createQueues } from '../infrastructure/queue/catalogue.ts'
-import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { ingestJobDeps } from '../src/compose/ingest.ts'
-import { intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
-import { loadConfig } from '../src/config.ts'
+import { intake } from '../src/compose.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
-import { createTestDatabase } from '../tests/support/test-db.ts'
+import { benchAccount, benchRuntime } from './bench-runtime.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
-const db = await createTestDatabase()
-const database = db.database
-const config = loadConfig({
-  LOG_LEVEL: 'silent',
-  INGEST_DOMAIN: 'in.bench.test',
-  SECRET_KEY: '11'.repeat(32),
+const { db, database, boss, runtime, s } = await benchRuntime({
   // INGEST_PARSE_THREAD_BYTES=0 bun bench/lag-probe.ts: the parse on this thread, as before.
   ...(process.env.INGEST_PARSE_THREAD_BYTES
     ? { INGEST_PARSE_THREAD_BYTES: process.env.INGEST_PARSE_THREAD_BYTES }
     : {}),
 })
-const now = () => new Date()
-const boss = await startBoss(database, { background: false })
-await createQueues(boss)
-const runtime = {
-  config,
-  database,
-  logger: jsonLogger('silent'),
-  now,
-  random: systemRandom,
-  boss,
-  secrets: await openSecretBox(config),
-  ...resolvers(config, now),
-}
-const s = stores(database, boss)
-const account = await createAccount(
-  { accounts: s.accounts, random: systemRandom, hashPassword: async () => 'x' },
-  { email: 'b@example.com' },
-)
-if (!account.ok) throw new Error('account')
+const account = await benchAccount(s, 'b@example.com')
 await database.db.execute(
-  sql`insert into domains (account_id, name, verification_token, verified_at) values (${account.value.accountId}, 'brand0.example', 'x', now())`,
+  sql`insert into domains (account_id, name, verification_token, verified_at) values (${account.accountId}, 'brand0.example', 'x', now())`,
 )
-const recipient = `${account.value.ingestKey}@in.bench.test`
+const recipient = account.recipient
 const { accept, messages } = intake(runtime as never)
 const deps = ingestJobDeps(runtime as never, { messages, forensicTls: s.forensicTls })
 const email = reportEmail({

@@ -4,49 +4,20 @@
 // as the rollup's key), and the write of ~100,000 rollup rows as the finishing statement does it
 // (into another day, rolled back). Each timed BENCH_ROUNDS times; the median is printed.
 import { sql } from 'drizzle-orm'
-import { createAccount } from '../domain/accounts/use-cases.ts'
 import { rowsOf } from '../infrastructure/db/database.ts'
-import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
-import { createQueues } from '../infrastructure/queue/catalogue.ts'
-import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { ingestJobDeps } from '../src/compose/ingest.ts'
-import { intake, openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
-import { loadConfig } from '../src/config.ts'
+import { intake } from '../src/compose.ts'
 import { processMessage } from '../src/jobs/ingest.ts'
-import { createTestDatabase } from '../tests/support/test-db.ts'
+import { benchAccount, benchRuntime } from './bench-runtime.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const db = await createTestDatabase()
+const { db, database, boss, runtime, s } = await benchRuntime()
 if (db.url === null) throw new Error('needs PostgreSQL')
-const database = db.database
-const config = loadConfig({
-  LOG_LEVEL: 'silent',
-  INGEST_DOMAIN: 'in.bench.test',
-  SECRET_KEY: '11'.repeat(32),
-})
-const now = () => new Date()
-const boss = await startBoss(database, { background: false })
-await createQueues(boss)
-const runtime = {
-  config,
-  database,
-  logger: jsonLogger('silent'),
-  now,
-  random: systemRandom,
-  boss,
-  secrets: await openSecretBox(config),
-  ...resolvers(config, now),
-}
-const s = stores(database, boss)
-const account = await createAccount(
-  { accounts: s.accounts, random: systemRandom, hashPassword: async () => 'x' },
-  { email: 'b@example.com' },
-)
-if (!account.ok) throw new Error('account')
+const account = await benchAccount(s, 'b@example.com')
 await database.db.execute(sql`insert into domains (account_id, name, verification_token, verified_at)
-  values (${account.value.accountId}, 'brand0.example', 'x', now())`)
-const recipient = `${account.value.ingestKey}@in.bench.test`
+  values (${account.accountId}, 'brand0.example', 'x', now())`)
+const recipient = account.recipient
 const { accept, messages } = intake(runtime)
 const deps = ingestJobDeps(runtime, { messages, forensicTls: s.forensicTls })
 const xml = aggregateXml({ domain: 'brand0.example', reportId: 'big', records: 100_000, seed: 1 })
