@@ -1,4 +1,5 @@
-import { and, count, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
+import { randomUUID } from 'node:crypto'
+import { and, count, desc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
 import type { JobMessageStore, StoredMessage } from '../../domain/ingest/ports.ts'
@@ -39,6 +40,36 @@ const enqueue = (boss: PgBoss, tx: Tx, messageId: string, startAfter = 0) =>
     { db: onTransaction(tx), ...retriesOf(PROCESS_MESSAGE), ...(startAfter > 0 ? { startAfter } : {}) },
   )
 
+/**
+ * pg-boss's own statement for the job of message `messageId` (the queue's options applied by
+ * `send`, as `enqueue` does), as SQL to run by the caller. A statement of several inserts must
+ * begin with their common-table expressions, so the caller's one goes first: `with x as (...), `
+ * continues pg-boss's own `with` (the insert that notifies workers) or starts one before its insert.
+ */
+async function jobInsert(boss: PgBoss, messageId: string, startAfter: number): Promise<SQL> {
+  let captured: { text: string; values: unknown[] } | null = null
+  const capture = {
+    async executeSql(text: string, values?: unknown[]) {
+      captured = { text, values: values ?? [] }
+      return { rows: [{ id: messageId }] }
+    },
+  }
+  await send(
+    boss,
+    PROCESS_MESSAGE,
+    { messageId },
+    { db: capture, ...retriesOf(PROCESS_MESSAGE), ...(startAfter > 0 ? { startAfter } : {}) },
+  )
+  const statement = captured as { text: string; values: unknown[] } | null
+  if (statement === null || statement.values.length !== 1 || statement.text.split('$1').length !== 2)
+    throw new Error('pg-boss sent the job in an unexpected form')
+  const [before, after] = statement.text.split('$1') as [string, string]
+  const head = before.trimStart()
+  // pg-boss's insert that notifies workers is itself a `with`: it continues the caller's.
+  const start = /^with\s/i.test(head) ? head.replace(/^with\s/i, ', ') : ` ${head}`
+  return sql.join([sql.raw(start), sql`${statement.values[0]}`, sql.raw(after)])
+}
+
 export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
   const queue = () => {
     if (boss === null) throw new Error('report intake needs the job queue (pg-boss) in this process')
@@ -66,16 +97,16 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       const values = { ...fields, size: body.size, sha256: body.sha256 }
       if (body.size <= MESSAGE_PIECE_BYTES) {
         const raw = await joined(body.pieces(), body.size)
-        return db.transaction(async (tx) => {
-          const [row] = await tx
-            .insert(ingestMessages)
-            .values({ ...values, raw })
-            .returning({ id: ingestMessages.id })
-          // Deferred like a spooled message's: a job due now would race the caller's inline run
-          // and both could count the same duplicate (src/wiring/ingest-now.ts).
-          await enqueue(jobs, tx, row!.id, deferJob ? INLINE_FALLBACK_SECONDS : 0)
-          return row!.id
-        })
+        const id = randomUUID()
+        // Deferred like a spooled message's: a job due now would race the caller's inline run
+        // and both could count the same duplicate (src/wiring/ingest-now.ts).
+        const job = await jobInsert(jobs, id, deferJob ? INLINE_FALLBACK_SECONDS : 0)
+        // The row and its job in one statement: atomic like the transaction it replaces, without
+        // its BEGIN and COMMIT round trips (issue #20: the API's intake is bound by its statements).
+        await db.execute(
+          sql`with message as ${db.insert(ingestMessages).values({ ...values, id, raw })} ${job}`,
+        )
+        return id
       }
       return db.transaction(async (tx) => {
         const pieces = Math.ceil(body.size / MESSAGE_PIECE_BYTES)

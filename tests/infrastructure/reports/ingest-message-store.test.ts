@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
+import { PROCESS_MESSAGE } from '../../../infrastructure/queue/catalogue.ts'
 import { pgIngestMessageStore } from '../../../infrastructure/repositories/pg-ingest-message-store.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
@@ -10,7 +11,7 @@ import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 let t: TestApp
 beforeAll(async () => {
-  t = await startTestApp()
+  t = await startTestApp({}, { queue: true })
 }, 60_000)
 afterAll(() => t.close())
 
@@ -64,4 +65,55 @@ test('a batch is marked processed in one statement, each message with its own ou
     outcome: [{ status: 'duplicate', kind: 'aggregate' }],
   })
   expect(byId.get(untouched!)).toMatchObject({ status: 'pending', quarantine_code: 'x' })
+})
+
+// A small message and its job are written by one statement (the intake's, issue #20): both or neither.
+const body = (bytes: Uint8Array, sha256: string) => ({
+  size: bytes.byteLength,
+  sha256,
+  async *pieces() {
+    yield bytes
+  },
+})
+const jobsOf = (messageId: string) => t.runtime.boss!.findJobs(PROCESS_MESSAGE.name, { data: { messageId } })
+const allJobs = async () => (await t.runtime.boss!.findJobs(PROCESS_MESSAGE.name)).length
+
+test('a small message is stored with its job, the job deferred when the caller processes it', async () => {
+  const { accountId } = await t.account()
+  const store = pgIngestMessageStore(t.db.database.db, t.runtime.boss)
+  const bytes = new TextEncoder().encode('Subject: x\r\n\r\nhello')
+  const fields = { accountId, source: 'http' as const, recipient: null, receivedAt: new Date() }
+  const now = await store.insertAndEnqueue({
+    ...fields,
+    body: body(bytes, `n-${Math.random()}`),
+    deferJob: false,
+  })
+  const later = await store.insertAndEnqueue({
+    ...fields,
+    body: body(bytes, `l-${Math.random()}`),
+    deferJob: true,
+  })
+  expect((await store.load(now))?.raw).toEqual(bytes)
+  const [due] = await jobsOf(now)
+  const [deferred] = await jobsOf(later)
+  expect(due?.state).toBe('created')
+  expect(due?.retryLimit).toBe(PROCESS_MESSAGE.options.retryLimit!)
+  expect(deferred!.startAfter.getTime() - due!.startAfter.getTime()).toBeGreaterThan(14 * 60 * 1000)
+})
+
+test('a message that cannot be stored leaves no job behind', async () => {
+  const store = pgIngestMessageStore(t.db.database.db, t.runtime.boss)
+  const missing = '00000000-0000-4000-8000-000000000000'
+  const before = await allJobs()
+  const stored = store.insertAndEnqueue({
+    accountId: missing,
+    source: 'http',
+    recipient: null,
+    receivedAt: new Date(),
+    body: body(new Uint8Array([1, 2, 3]), `x-${Math.random()}`),
+    deferJob: false,
+  })
+  await expect(stored).rejects.toThrow()
+  const after = await allJobs()
+  expect(after).toBe(before)
 })
