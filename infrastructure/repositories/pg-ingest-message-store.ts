@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { and, count, desc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm'
 import { fromDrizzle, type PgBoss } from 'pg-boss'
 import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/accept.ts'
@@ -97,7 +96,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
       const values = { ...fields, size: body.size, sha256: body.sha256 }
       if (body.size <= MESSAGE_PIECE_BYTES) {
         const raw = await joined(body.pieces(), body.size)
-        const id = randomUUID()
+        const id = crypto.randomUUID()
         // Deferred like a spooled message's: a job due now would race the caller's inline run
         // and both could count the same duplicate (src/wiring/ingest-now.ts).
         const job = await jobInsert(jobs, id, deferJob ? INLINE_FALLBACK_SECONDS : 0)
