@@ -1,4 +1,12 @@
-import { compile } from './aggregate-report-sql.ts'
+import {
+  compile,
+  ENDED_MONTH,
+  ROLLUP_UPSERT,
+  SELECTORS_UPSERT,
+  STALE_MONTH_UPSERT,
+  TOTALS_UPSERT,
+  WEEKLY_UPSERT,
+} from './aggregate-report-sql.ts'
 
 // A batch of small reports in one statement (aggregate-report-batch.ts): STORE_SMALL's parts
 // (aggregate-report-sql.ts) for many reports at once, every value an array parameter tagged with
@@ -12,9 +20,6 @@ const merged = (column: string) =>
   `case when count(*) = 1 then string_to_array(min(u.${column}), ' ')
     else array(select distinct d from unnest(string_to_array(string_agg(u.${column}, ' '), ' ')) d
       where d <> '' order by d limit 8) end`
-
-const union = (column: string) =>
-  `array(select distinct d from unnest(daily_rollups.${column} || excluded.${column}) d order by d limit 8)`
 
 /**
  * Reports first, in identity order (two batches storing the same report wait for each other in
@@ -67,14 +72,7 @@ export const STORE_BATCH = compile(`with input as (
     on u.ord = s.ord
   group by s.account, s.domain, s.day, u.ip, u.disposition, u.dkim, u.spf
   order by s.domain, s.day, u.ip, u.disposition, u.dkim, u.spf
-  on conflict (domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned) do update set
-    messages = daily_rollups.messages + excluded.messages,
-    spf_pass = daily_rollups.spf_pass + excluded.spf_pass,
-    dkim_pass = daily_rollups.dkim_pass + excluded.dkim_pass,
-    forwarded = daily_rollups.forwarded + excluded.forwarded,
-    dkim_domains = ${union('dkim_domains')},
-    spf_domains = ${union('spf_domains')},
-    reports = daily_rollups.reports + excluded.reports
+  ${ROLLUP_UPSERT}
 ), totals as (
   insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
     disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
@@ -83,16 +81,7 @@ export const STORE_BATCH = compile(`with input as (
   from stored s where s.records > 0
   group by s.account, s.domain, s.day
   order by s.domain, s.day
-  on conflict (domain_id, day) do update set
-    messages = daily_domain_totals.messages + excluded.messages,
-    dmarc_pass = daily_domain_totals.dmarc_pass + excluded.dmarc_pass,
-    dkim_aligned = daily_domain_totals.dkim_aligned + excluded.dkim_aligned,
-    spf_aligned = daily_domain_totals.spf_aligned + excluded.spf_aligned,
-    disposition_none = daily_domain_totals.disposition_none + excluded.disposition_none,
-    disposition_quarantine = daily_domain_totals.disposition_quarantine + excluded.disposition_quarantine,
-    disposition_reject = daily_domain_totals.disposition_reject + excluded.disposition_reject,
-    disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
-    reports = daily_domain_totals.reports + excluded.reports
+  ${TOTALS_UPSERT}
 ), weekly as (
   insert into weekly_failing_sources (account_id, domain_id, week, source_ip, failing)
   select s.account, s.domain, date_trunc('week', s.day)::date, u.ip, sum(u.messages)
@@ -100,8 +89,7 @@ export const STORE_BATCH = compile(`with input as (
     on u.ord = s.ord
   group by s.account, s.domain, date_trunc('week', s.day)::date, u.ip
   order by s.domain, date_trunc('week', s.day)::date, u.ip
-  on conflict (account_id, week, domain_id, source_ip)
-  do update set failing = weekly_failing_sources.failing + excluded.failing
+  ${WEEKLY_UPSERT}
 ), selectors as (
   insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
   select s.domain, u.selector, u.signing_domain, max(s.day), sum(u.messages)
@@ -109,8 +97,14 @@ export const STORE_BATCH = compile(`with input as (
     as u(ord, selector, signing_domain, messages) on u.ord = s.ord
   group by s.domain, u.selector, u.signing_domain
   order by s.domain, u.selector, u.signing_domain
-  on conflict (domain_id, selector, signing_domain)
-  do update set last_seen = greatest(dkim_selectors_seen.last_seen, excluded.last_seen),
-                messages = dkim_selectors_seen.messages + excluded.messages
+  ${SELECTORS_UPSERT}
+), late as (
+  -- Reports of months that have ended mark them stale, as one report does (figureCtes).
+  insert into monthly_rollup_builds (account_id, month, built_at, stale)
+  select s.account, date_trunc('month', s.day::timestamp)::date, null::timestamptz, true
+  from stored s where ${ENDED_MONTH('s.day')}
+  group by s.account, date_trunc('month', s.day::timestamp)::date
+  order by s.account, date_trunc('month', s.day::timestamp)::date
+  ${STALE_MONTH_UPSERT}
 )
 select ord, id, records, messages from stored`)

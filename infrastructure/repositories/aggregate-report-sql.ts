@@ -38,6 +38,40 @@ export function bind(compiled: Compiled, values: Record<string, unknown>): unkno
 const union = (column: string) =>
   `array(select distinct d from unnest(daily_rollups.${column} || excluded.${column}) d order by d limit 8)`
 
+// How each figure adds to the row already there: shared by the one-report statements below and
+// the batch statement (aggregate-report-batch-sql.ts), so the two paths cannot drift apart. The
+// inserted row carries the report count it adds (1 for one report, the batch's count for a batch).
+export const ROLLUP_UPSERT = `on conflict (domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned) do update set
+    messages = daily_rollups.messages + excluded.messages,
+    spf_pass = daily_rollups.spf_pass + excluded.spf_pass,
+    dkim_pass = daily_rollups.dkim_pass + excluded.dkim_pass,
+    forwarded = daily_rollups.forwarded + excluded.forwarded,
+    dkim_domains = ${union('dkim_domains')},
+    spf_domains = ${union('spf_domains')},
+    reports = daily_rollups.reports + excluded.reports`
+export const TOTALS_UPSERT = `on conflict (domain_id, day) do update set
+    messages = daily_domain_totals.messages + excluded.messages,
+    dmarc_pass = daily_domain_totals.dmarc_pass + excluded.dmarc_pass,
+    dkim_aligned = daily_domain_totals.dkim_aligned + excluded.dkim_aligned,
+    spf_aligned = daily_domain_totals.spf_aligned + excluded.spf_aligned,
+    disposition_none = daily_domain_totals.disposition_none + excluded.disposition_none,
+    disposition_quarantine = daily_domain_totals.disposition_quarantine + excluded.disposition_quarantine,
+    disposition_reject = daily_domain_totals.disposition_reject + excluded.disposition_reject,
+    disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
+    reports = daily_domain_totals.reports + excluded.reports`
+export const WEEKLY_UPSERT = `on conflict (account_id, week, domain_id, source_ip)
+  do update set failing = weekly_failing_sources.failing + excluded.failing`
+export const SELECTORS_UPSERT = `on conflict (domain_id, selector, signing_domain)
+  do update set last_seen = greatest(dkim_selectors_seen.last_seen, excluded.last_seen),
+                messages = dkim_selectors_seen.messages + excluded.messages`
+// A report for a month that has ended marks the account's month stale, so the summaries stop
+// reading its monthly rollups until the nightly build redoes them (pg-monthly-rollups.ts). A report
+// of the current month, nearly every one, inserts nothing.
+export const ENDED_MONTH = (day: string) =>
+  `date_trunc('month', ${day}::timestamp) < date_trunc('month', now() at time zone 'UTC')`
+export const STALE_MONTH_UPSERT =
+  'on conflict (account_id, month) do update set stale = true where not monthly_rollup_builds.stale'
+
 /**
  * The figures a report adds: rollups per (domain, day, IP, disposition, alignment), the domain's
  * day, the week's failing sources and the DKIM selectors seen (and, for a month that has ended,
@@ -69,53 +103,31 @@ rollups as (
   select @account, @domain, @day::date, u.ip, u.disposition, u.dkim, u.spf, u.messages, u.spf_pass, u.dkim_pass,
     u.forwarded, string_to_array(u.dkim_domains, ' '), string_to_array(u.spf_domains, ' '), 1
   ${from} ${sources} ${order}
-  on conflict (domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned) do update set
-    messages = daily_rollups.messages + excluded.messages,
-    spf_pass = daily_rollups.spf_pass + excluded.spf_pass,
-    dkim_pass = daily_rollups.dkim_pass + excluded.dkim_pass,
-    forwarded = daily_rollups.forwarded + excluded.forwarded,
-    dkim_domains = ${union('dkim_domains')},
-    spf_domains = ${union('spf_domains')},
-    reports = daily_rollups.reports + 1
+  ${ROLLUP_UPSERT}
 ), totals as (
   insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
     disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
   select @account, @domain, @day::date, @totalMessages, @dmarcPass, @totalDkimAligned, @totalSpfAligned,
     @none, @quarantine, @reject, @other, 1
   ${gate === '' ? '' : `from ${gate}`} where @records::int > 0
-  on conflict (domain_id, day) do update set
-    messages = daily_domain_totals.messages + excluded.messages,
-    dmarc_pass = daily_domain_totals.dmarc_pass + excluded.dmarc_pass,
-    dkim_aligned = daily_domain_totals.dkim_aligned + excluded.dkim_aligned,
-    spf_aligned = daily_domain_totals.spf_aligned + excluded.spf_aligned,
-    disposition_none = daily_domain_totals.disposition_none + excluded.disposition_none,
-    disposition_quarantine = daily_domain_totals.disposition_quarantine + excluded.disposition_quarantine,
-    disposition_reject = daily_domain_totals.disposition_reject + excluded.disposition_reject,
-    disposition_other = daily_domain_totals.disposition_other + excluded.disposition_other,
-    reports = daily_domain_totals.reports + 1
+  ${TOTALS_UPSERT}
 ), weekly as (
   insert into weekly_failing_sources (account_id, domain_id, week, source_ip, failing)
   select @account, @domain, date_trunc('week', @day::date)::date, u.ip, u.messages
   ${from} ${failing} order by u.ip
-  on conflict (account_id, week, domain_id, source_ip)
-  do update set failing = weekly_failing_sources.failing + excluded.failing
+  ${WEEKLY_UPSERT}
 ), selectors as (
   insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
   select @domain, u.selector, u.signing_domain, @day::date, u.messages
   ${from} unnest(@selectors::text[], @signingDomains::text[], @selectorMessages::bigint[]) as u(selector, signing_domain, messages)
   order by u.selector, u.signing_domain
-  on conflict (domain_id, selector, signing_domain)
-  do update set last_seen = greatest(dkim_selectors_seen.last_seen, excluded.last_seen),
-                messages = dkim_selectors_seen.messages + excluded.messages
+  ${SELECTORS_UPSERT}
 ), late as (
-  -- A report for a month that has ended marks the account's month stale, so the summaries stop
-  -- reading its monthly rollups until the nightly build redoes them (pg-monthly-rollups.ts). A
-  -- report of the current month, nearly every one, inserts nothing here.
   insert into monthly_rollup_builds (account_id, month, built_at, stale)
   select @account, date_trunc('month', @day::date::timestamp)::date, null::timestamptz, true
   ${gate === '' ? '' : `from ${gate}`}
-  where date_trunc('month', @day::date::timestamp) < date_trunc('month', now() at time zone 'UTC')
-  on conflict (account_id, month) do update set stale = true where not monthly_rollup_builds.stale
+  where ${ENDED_MONTH('@day::date')}
+  ${STALE_MONTH_UPSERT}
 )`
 }
 

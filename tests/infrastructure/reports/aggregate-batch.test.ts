@@ -20,7 +20,7 @@ beforeAll(async () => {
   t = await startTestApp()
   const owner = await t.account()
   accountId = owner.accountId
-  for (const name of ['one-by-one.example', 'batched.example', 'marks.example']) {
+  for (const name of ['one-by-one.example', 'batched.example', 'marks.example', 'late.example']) {
     await t.request('POST', '/api/v1/domains', { token: owner.token, body: { domain_name: name } })
     const rows = rowsOf<{ id: number }>(
       await t.db.database.db.execute(
@@ -211,4 +211,23 @@ test('the messages are marked in the batch transaction: a batch that fails half-
   expect(await figures('marks.example')).toEqual({
     ...(await figures('batched.example')),
   })
+})
+
+test('reports of a month that has ended mark it stale, as one report does (the monthly rollups are redone)', async () => {
+  const db = t.db.database.db
+  // November 2023 has been built (not stale); the batch holds two reports of it.
+  await db.execute(sql`insert into monthly_rollup_builds (account_id, month, built_at, stale)
+    values (${accountId}, '2023-11-01', now(), false)
+    on conflict (account_id, month) do update set stale = false`)
+  const results = await pgReportBatchStore(t.db.database).commit(
+    held('late.example').slice(0, 3),
+    () => [],
+    new Date(),
+  )
+  expect(results.map((r) => r.status)).toEqual(['stored', 'stored', 'stored'])
+  const months = rowsOf<{ month: string; stale: boolean }>(
+    await db.execute(sql`select month::text, stale from monthly_rollup_builds
+      where account_id = ${accountId} and month = '2023-11-01'`),
+  )
+  expect(months).toEqual([{ month: '2023-11-01', stale: true }])
 })
