@@ -40,8 +40,8 @@ export function createMailTransport(input: {
   }
   return {
     async send(mail: OutgoingMessage): Promise<SendOutcome> {
-      // A connection per mail, as for the account mails above: notifications come in small
-      // numbers (a burst is one mail per recipient), and nothing stays open between jobs.
+      // A connection per mail, closed after it: these mails come in small numbers (a burst is one
+      // mail per recipient), and a connection left open would outlive its use (and hold up shutdown).
       const transport = nodemailer.createTransport({
         url: smtpUrl,
         connectionTimeout: 10_000,
@@ -97,35 +97,16 @@ export function createMailSender(input: {
   from: string
   logger: Logger
 }): MailSender {
-  const { smtpUrl, from, logger } = input
-  if (smtpUrl === null) {
-    return {
-      async send(mail) {
-        logger.info('mail not sent: MAIL_SMTP_URL is unset', {
-          to: mail.to,
-          subject: mail.subject,
-          text: mail.text,
-        })
-      },
-      close() {},
-    }
-  }
-  // One connection per mail, closed after it: these mails are rare, and a pooled connection left
-  // open would outlive its use (and hold up the server's and our own shutdown).
-  const transport = nodemailer.createTransport({
-    url: smtpUrl,
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
-  } as Parameters<typeof nodemailer.createTransport>[0])
+  // The account mails (reset links, invitations) go through the notification transport above; a
+  // refused recipient is an error here, as these mails have no suppression list to record it in.
+  const transport = createMailTransport(input)
   return {
     async send(mail) {
-      const info = await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text })
-      logger.info('mail sent', { to: mail.to, subject: mail.subject, message_id: info.messageId })
+      const outcome = await transport.send(mail)
+      if (outcome.status === 'rejected')
+        throw new Error(`the SMTP server refused ${mail.to}: ${outcome.response}`)
     },
-    close() {
-      transport.close()
-    },
+    close() {},
   }
 }
 
