@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { sql } from 'drizzle-orm'
 import { evaluateAccount } from '../../domain/alerts/evaluation.ts'
-import { rowsOf } from '../../infrastructure/db/database.ts'
 import { PROGRESS_DOMAIN } from '../../infrastructure/queue/catalogue.ts'
 import { alertEvaluationDeps } from '../../src/compose/alerts.ts'
 import { stores } from '../../src/compose/stores.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
+import { flakyProxy, importPowerDnsZone } from '../support/powerdns-import.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 import { until } from '../support/until.ts'
 import { markLegitimateSource, type SourceDay, seedReportDays } from './dmarc-world.ts'
@@ -36,25 +35,7 @@ const dmarcOverDns = async (domain: string) => {
 }
 
 async function connectAndImport(account: TestAccount, baseUrl: string, zone: string, level: string) {
-  const connected = await call(account, 'POST', '/dns-providers/authenticate', {
-    provider: 'powerdns',
-    credentials: { base_url: baseUrl, api_key: pdns.apiKey },
-  })
-  expect(connected.status).toBe(201)
-  const started = await call(account, 'POST', '/dns-providers/powerdns/import-domains', { zones: [zone] })
-  const done = await until(
-    () => call(account, 'GET', `/dns-providers/imports/${started.body.data.id}`).then((r) => r.body.data),
-    (i) => i.status === 'done' || i.status === 'failed',
-  )
-  expect(done.results[0]).toMatchObject({ domain: zone, status: 'imported', verified: true })
-  expect((await call(account, 'PATCH', `/domains/${zone}`, { automation_level: level })).status).toBe(200)
-  const id = Number(
-    rowsOf<{ id: string }>(
-      await t.db.database.db.execute(
-        sql`select id from domains where account_id = ${account.accountId} and name = ${zone}`,
-      ),
-    )[0]!.id,
-  )
+  const id = await importPowerDnsZone(t, account, { baseUrl, apiKey: pdns.apiKey, zone, level })
   await markLegitimateSource(t.db.database.db, id, GOOD.ip)
   await seedReportDays(t.db.database.db, t.clock.now, account.accountId, id, [14, 1], [GOOD])
   return id
@@ -74,21 +55,7 @@ describe('DMARC proposals and provider reads through a connected PowerDNS', () =
     await pdns.pdnsutil('add-record', 'assist.test', '_dmarc', 'TXT', '1', '"v=DMARC1; p=none"')
     await pdns.pdnsutil('add-record', 'unread.test', '_dmarc', 'TXT', '1', '"v=DMARC1; p=none"')
     // The same PowerDNS behind a proxy that can fail every read (GET) with a 503.
-    proxy = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      async fetch(request) {
-        const url = new URL(request.url)
-        if (request.method === 'GET' && refuseReads)
-          return new Response('{"error":"backend unavailable"}', { status: 503 })
-        const body = request.method === 'GET' ? undefined : await request.arrayBuffer()
-        return fetch(`${pdns.apiUrl}${url.pathname}${url.search}`, {
-          method: request.method,
-          headers: request.headers,
-          body,
-        })
-      },
-    })
+    proxy = flakyProxy(pdns.apiUrl, (request) => request.method === 'GET' && refuseReads)
     t = await startTestApp(
       {
         WEBHOOK_ALLOW_PRIVATE: '1',

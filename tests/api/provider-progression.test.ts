@@ -7,6 +7,7 @@ import { alertEvaluationDeps } from '../../src/compose/alerts.ts'
 import { stores } from '../../src/compose/stores.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
+import { importPowerDnsZone } from '../support/powerdns-import.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 import { until } from '../support/until.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts'
@@ -39,14 +40,6 @@ const dmarcOverDns = async (domain: string) => {
   if (answer.status !== 'ok') return []
   return answer.records.map((r) => (r.type === 'TXT' ? r.strings.join('') : ''))
 }
-const domainId = async (account: TestAccount, name: string) =>
-  Number(
-    rowsOf<{ id: string }>(
-      await t.db.database.db.execute(
-        sql`select id from domains where account_id = ${account.accountId} and name = ${name}`,
-      ),
-    )[0]!.id,
-  )
 
 async function connectAndImport(
   account: TestAccount,
@@ -54,22 +47,7 @@ async function connectAndImport(
   zone: string,
   level = 'automatic',
 ) {
-  if (baseUrl !== null) {
-    const connected = await call(account, 'POST', '/dns-providers/authenticate', {
-      provider: 'powerdns',
-      credentials: { base_url: baseUrl, api_key: pdns.apiKey },
-    })
-    expect(connected.status).toBe(201)
-  }
-  const started = await call(account, 'POST', '/dns-providers/powerdns/import-domains', { zones: [zone] })
-  const done = await until(
-    () => call(account, 'GET', `/dns-providers/imports/${started.body.data.id}`).then((r) => r.body.data),
-    (i) => i.status === 'done' || i.status === 'failed',
-  )
-  expect(done.results[0]).toMatchObject({ domain: zone, status: 'imported', verified: true })
-  const patched = await call(account, 'PATCH', `/domains/${zone}`, { automation_level: level })
-  expect(patched.status).toBe(200)
-  const id = await domainId(account, zone)
+  const id = await importPowerDnsZone(t, account, { baseUrl, apiKey: pdns.apiKey, zone, level })
   await markLegitimateSource(t.db.database.db, id, GOOD.ip)
   await seedReportDays(t.db.database.db, t.clock.now, account.accountId, id, [14, 1], [GOOD])
   return id

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { evaluateAccount } from '../../domain/alerts/evaluation.ts'
-import { rowsOf } from '../../infrastructure/db/database.ts'
 import { SPF_PROVIDER_RETRY } from '../../infrastructure/queue/catalogue.ts'
 import { alertEvaluationDeps } from '../../src/compose/alerts.ts'
 import { stores } from '../../src/compose/stores.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { type PowerDnsServer, startPowerDns } from '../support/powerdns.ts'
+import { flakyProxy, importPowerDnsZone } from '../support/powerdns-import.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 import { until } from '../support/until.ts'
 import { type SourceDay, seedReportDays } from './dmarc-world.ts'
@@ -49,25 +49,7 @@ const openAlerts = async (account: TestAccount) =>
   (await call(account, 'GET', '/alerts?status=open')).body.data as any[]
 
 async function connectAndImport(account: TestAccount, baseUrl: string, zone: string, level: string) {
-  const connected = await call(account, 'POST', '/dns-providers/authenticate', {
-    provider: 'powerdns',
-    credentials: { base_url: baseUrl, api_key: pdns.apiKey },
-  })
-  expect(connected.status).toBe(201)
-  const started = await call(account, 'POST', '/dns-providers/powerdns/import-domains', { zones: [zone] })
-  const done = await until(
-    () => call(account, 'GET', `/dns-providers/imports/${started.body.data.id}`).then((r) => r.body.data),
-    (i) => i.status === 'done' || i.status === 'failed',
-  )
-  expect(done.results[0]).toMatchObject({ domain: zone, status: 'imported', verified: true })
-  expect((await call(account, 'PATCH', `/domains/${zone}`, { automation_level: level })).status).toBe(200)
-  const id = Number(
-    rowsOf<{ id: string }>(
-      await t.db.database.db.execute(
-        sql`select id from domains where account_id = ${account.accountId} and name = ${zone}`,
-      ),
-    )[0]!.id,
-  )
+  const id = await importPowerDnsZone(t, account, { baseUrl, apiKey: pdns.apiKey, zone, level })
   await seedReportDays(
     t.db.database.db,
     t.clock.now,
@@ -104,20 +86,7 @@ describe('SPF writes retried, and changes built on a waiting one, through a conn
       await pdns.pdnsutil('add-record', zone, '@', 'TXT', '1', `"${SITE}"`)
     }
     // The same PowerDNS behind a proxy whose API can be "down" (every request answered 503).
-    proxy = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      async fetch(request) {
-        const url = new URL(request.url)
-        if (down) return new Response('{"error":"backend unavailable"}', { status: 503 })
-        const body = request.method === 'GET' ? undefined : await request.arrayBuffer()
-        return fetch(`${pdns.apiUrl}${url.pathname}${url.search}`, {
-          method: request.method,
-          headers: request.headers,
-          body,
-        })
-      },
-    })
+    proxy = flakyProxy(pdns.apiUrl, () => down)
     t = await startTestApp(
       {
         WEBHOOK_ALLOW_PRIVATE: '1',
