@@ -80,6 +80,11 @@ export interface Runtime {
   boss: PgBoss | null
   /** Seals stored secrets (webhook secrets, DNS provider credentials). */
   secrets: SecretBox
+  /**
+   * Wakes this process's ingest worker after intake committed a message (src/compose/ingest.ts):
+   * set only where the worker runs beside the intake (ROLE=all); elsewhere the worker polls.
+   */
+  wakeIngest?: () => void
 }
 
 /** SECRET_KEY, or the key file in DATA_DIR (created once, 0600). */

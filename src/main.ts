@@ -8,6 +8,7 @@ import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/in
 import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { localIngestWake } from './compose/ingest.ts'
 import { hostedRecordLookup } from './compose/stores.ts'
 import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
@@ -52,6 +53,11 @@ const runtime = {
   boss,
   secrets,
   ...resolvers(config, now),
+  // With the worker here (ROLE=all; in ROLE=worker the IMAP intake), a message accepted here wakes
+  // this process's ingest worker once its statement has committed, instead of waiting for its poll.
+  // ROLE=api has none to wake: ROLE=worker processes find its jobs at their next poll
+  // (docs/ingestion.md, "Waking the local worker").
+  wakeIngest: config.role !== 'api' ? localIngestWake(boss, logger) : undefined,
 }
 // In ROLE=all on PostgreSQL the worker has a pool of its own (WORKER_DB_POOL), so a request never
 // waits for a connection behind a large report's transaction or a batch of stores (issue #20).

@@ -1,11 +1,15 @@
-import { acceptMessage } from '../../domain/ingest/accept.ts'
+import type { PgBoss } from 'pg-boss'
+import { acceptMessage, type NewIngestMessage } from '../../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
 import type { ReportDomainLookup } from '../../domain/ingest/ports.ts'
 import type { DomainMatch } from '../../domain/ingest/process-message.ts'
 import { ingestKeyOf } from '../../domain/ingest/routing.ts'
 import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
+import { PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
+import { localWorkerWake } from '../../infrastructure/queue/wake.ts'
 import { pgReportBatchStore } from '../../infrastructure/repositories/aggregate-report-batch.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgIngestMessageStore } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
@@ -25,8 +29,15 @@ export const reportDomains = (database: Database) => (accountId: string, policyD
 
 export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
 
+/**
+ * Wakes the ingest worker of this process (ROLE=all: the API's intake and the worker in one
+ * process), coalesced to one wake per event-loop turn (infrastructure/queue/wake.ts).
+ */
+export const localIngestWake = (boss: PgBoss, logger: Logger) =>
+  localWorkerWake(boss, PROCESS_MESSAGE, logger)
+
 /** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
-export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now'>) {
+export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now' | 'wakeIngest'>) {
   const store = pgIngestMessageStore(runtime.database.db, runtime.boss)
   // Every message looks its account up by ingest key: cached briefly (docs/ingestion.md).
   const accountByIngestKey = cacheFound((key) => store.accountByIngestKey(key), {
@@ -34,7 +45,24 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
     max: 10_000,
     now: () => runtime.now().getTime(),
   })
-  const messages = { ...store, accountByIngestKey }
+  // With the worker in this process, a message's job is fetched as soon as its statement has
+  // committed instead of at the worker's next poll (docs/ingestion.md, "Waking the local worker").
+  // A deferred job (processed inline by the caller) is not due: nothing to wake for.
+  const wake = runtime.wakeIngest
+  const messages = {
+    ...store,
+    accountByIngestKey,
+    async insertAndEnqueue(message: NewIngestMessage) {
+      const id = await store.insertAndEnqueue(message)
+      if (!message.deferJob) wake?.()
+      return id
+    },
+    async retry(accountId: string, id: string) {
+      const queued = await store.retry(accountId, id)
+      if (queued) wake?.()
+      return queued
+    },
+  }
   const accept: AcceptMessage = (input) =>
     acceptMessage(
       {
