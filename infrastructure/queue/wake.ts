@@ -15,14 +15,31 @@ import type { QueueSpec } from './catalogue.ts'
 // large report while the second sleeps. Workers of another process are never reached: they poll.
 
 /**
- * A wake for `queue`'s workers in this process: at most one per event-loop turn, however many jobs
- * were committed in that turn (a burst wakes a worker once, and its fetch takes them all). A wake
- * never throws into the caller: its job is committed already and a poll fetches it regardless.
+ * A wake at most every this many ms: the first job after a quiet spell is fetched at once, and jobs
+ * that follow it closely wait for one later wake together, so a steady stream is still fetched in
+ * batches. Measured at 100 messages/s (docs/ingestion.md, "Waking the local worker"): a wake per
+ * event-loop turn fetched one job at a time and took ~60% more CPU per report; 100 ms, batches of
+ * ~8 and +10-20%; 250 ms, batches of 16-18 as with polling alone, the same CPU, half the wait.
  */
-export function localWorkerWake(boss: PgBoss, queue: QueueSpec<object>, logger: Logger): () => void {
-  let pending = false
+export const WAKE_GAP_MS = 250
+
+/**
+ * A wake for `queue`'s workers in this process: at once after a quiet spell, then at most one every
+ * `gapMs` however many jobs were committed meanwhile (a burst wakes a worker once, and its fetch
+ * takes them all). A wake never throws into the caller: its job is committed already and a poll
+ * fetches it regardless.
+ */
+export function localWorkerWake(
+  boss: PgBoss,
+  queue: QueueSpec<object>,
+  logger: Logger,
+  gapMs = WAKE_GAP_MS,
+): () => void {
+  let scheduled = false
+  let last = Number.NEGATIVE_INFINITY
   const wakeNow = () => {
-    pending = false
+    scheduled = false
+    last = performance.now()
     try {
       const workers = boss.getWipData().filter((w) => w.name === queue.name && w.state === 'active')
       // An idle worker (no jobs in hand) fetches at once; it is enough, another one would only
@@ -37,8 +54,11 @@ export function localWorkerWake(boss: PgBoss, queue: QueueSpec<object>, logger: 
     }
   }
   return () => {
-    if (pending) return
-    pending = true
-    setImmediate(wakeNow)
+    if (scheduled) return
+    scheduled = true
+    // Never within the caller's turn: the jobs committed in this turn share the wake.
+    const wait = last + gapMs - performance.now()
+    if (wait > 0) setTimeout(wakeNow, wait)
+    else setImmediate(wakeNow)
   }
 }

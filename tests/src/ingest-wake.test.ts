@@ -119,29 +119,72 @@ test('a wake that fails is logged and the message stays accepted', async () => {
   expect(await processedWithin([id], 10_000)).toBe(true)
 }, 30_000)
 
-test('one wake per event-loop turn, to an idle worker, or to every busy one', async () => {
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+function fakeBoss(wip: { id: string; name: string; state: string; count: number }[]) {
   const notified: string[] = []
-  let wip = [
-    { id: 'busy', name: PROCESS_MESSAGE.name, state: 'active', count: 3 },
-    { id: 'other-queue', name: 'alerts.x', state: 'active', count: 0 },
-    { id: 'idle', name: PROCESS_MESSAGE.name, state: 'active', count: 0 },
-  ]
   const boss = {
     getWipData: () => wip,
     notifyWorker: (id: string) => void notified.push(id),
   } as unknown as PgBoss
+  return { boss, notified, wip }
+}
+
+test('one wake per event-loop turn, to an idle worker, or to every busy one', async () => {
+  const fake = fakeBoss([
+    { id: 'busy', name: PROCESS_MESSAGE.name, state: 'active', count: 3 },
+    { id: 'other-queue', name: 'alerts.x', state: 'active', count: 0 },
+    { id: 'idle', name: PROCESS_MESSAGE.name, state: 'active', count: 0 },
+  ])
   const wake = localWorkerWake(
-    boss,
+    fake.boss,
     PROCESS_MESSAGE,
     jsonLogger('silent', () => {}),
+    0,
   )
   for (let i = 0; i < 100; i++) wake()
-  expect(notified).toEqual([])
-  await new Promise((resolve) => setImmediate(resolve))
-  expect(notified).toEqual(['idle'])
-  wip = wip.map((w) => (w.id === 'idle' ? { ...w, count: 32 } : w))
+  expect(fake.notified).toEqual([])
+  await turn()
+  expect(fake.notified).toEqual(['idle'])
+  fake.wip[2]!.count = 32
   wake()
   wake()
-  await new Promise((resolve) => setImmediate(resolve))
-  expect(notified).toEqual(['idle', 'busy', 'idle'])
+  await turn()
+  expect(fake.notified).toEqual(['idle', 'busy', 'idle'])
+})
+
+test('after a wake, the jobs of the next gap share one wake at its end', async () => {
+  const fake = fakeBoss([{ id: 'w', name: PROCESS_MESSAGE.name, state: 'active', count: 0 }])
+  const wake = localWorkerWake(
+    fake.boss,
+    PROCESS_MESSAGE,
+    jsonLogger('silent', () => {}),
+    200,
+  )
+  const at: number[] = []
+  const started = performance.now()
+  const notify = fake.boss.notifyWorker.bind(fake.boss)
+  fake.boss.notifyWorker = (id: string) => {
+    at.push(performance.now() - started)
+    notify(id)
+  }
+  wake()
+  await turn()
+  expect(at).toHaveLength(1)
+  expect(at[0]!).toBeLessThan(50)
+  for (let i = 0; i < 5; i++) {
+    wake()
+    await Bun.sleep(10)
+  }
+  expect(at).toHaveLength(1)
+  await Bun.sleep(250)
+  expect(at).toHaveLength(2)
+  expect(at[1]!).toBeGreaterThanOrEqual(195)
+  // Quiet since: the next job wakes at once again.
+  await Bun.sleep(250)
+  const quiet = performance.now() - started
+  wake()
+  await turn()
+  expect(at).toHaveLength(3)
+  expect(at[2]! - quiet).toBeLessThan(50)
 })
