@@ -81,10 +81,10 @@ export interface Runtime {
   /** Seals stored secrets (webhook secrets, DNS provider credentials). */
   secrets: SecretBox
   /**
-   * Wakes this process's ingest worker after intake committed a message (src/compose/ingest.ts):
-   * set only where the worker runs beside the intake (ROLE=all); elsewhere the worker polls.
+   * Wakes this process's ingest worker after intake committed a message of `bytes` bytes
+   * (src/compose/ingest.ts): set only where the worker runs beside the intake; elsewhere it polls.
    */
-  wakeIngest?: () => void
+  wakeIngest?: (bytes: number) => void
 }
 
 /** SECRET_KEY, or the key file in DATA_DIR (created once, 0600). */

@@ -32,5 +32,11 @@ export async function* paced(source: AsyncIterable<Uint8Array>, pacer: GcPacer):
   }
 }
 
+/**
+ * A full collection now: after the intake of a large message whose worker starts on it at once
+ * (src/compose/ingest.ts), so the report's stream does not grow on top of the intake's garbage.
+ */
+export const collectGarbage = (): void => Bun.gc(true)
+
 /** The process's pacer: intake and worker count against the same garbage. */
 export const processPacer: GcPacer = gcPacer()
