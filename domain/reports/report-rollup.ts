@@ -102,6 +102,32 @@ function internedDisposition(disposition: string): string {
   return detached(disposition)
 }
 
+/**
+ * A dotted quad as written canonically (no leading zeros, each part ≤ 255) as its 32-bit number,
+ * else -1. Different canonical strings are different numbers, so keying by it merges nothing new.
+ */
+function ipv4Number(ip: string): number {
+  let value = 0
+  let part = 0
+  let digits = 0
+  let dots = 0
+  for (let i = 0; i < ip.length; i++) {
+    const c = ip.charCodeAt(i)
+    if (c === 46) {
+      if (digits === 0 || ++dots > 3) return -1
+      value = value * 256 + part
+      part = 0
+      digits = 0
+    } else {
+      const digit = c - 48
+      if (digit < 0 || digit > 9 || (digits > 0 && part === 0) || ++digits > 3) return -1
+      part = part * 10 + digit
+      if (part > 255) return -1
+    }
+  }
+  return dots === 3 && digits > 0 ? value * 256 + part : -1
+}
+
 function createSourceTable() {
   // Reports repeat the same few domains on every record: normalise each spelling once.
   const names = new Map<string, string | null>()
@@ -127,7 +153,10 @@ function createSourceTable() {
   // IP → its first row; further (disposition, alignment) combinations of the same IP chain on
   // through `next`. No key string per record: building and hashing 100,000 of them was measured
   // at a quarter of the accumulator's time.
+  // Canonical IPv4 addresses (nearly all) are keyed by their number: a 100,000-entry Map finds a
+  // number faster than a fresh string it must hash and compare.
   const index = new Map<string, number>()
+  const v4Index = new Map<number, number>()
   const next: number[] = []
   const ips: string[] = []
   const dispositions: string[] = []
@@ -142,15 +171,18 @@ function createSourceTable() {
     add(record: AggregateRecord, outcome: RecordOutcome) {
       const count = record.count
       const flag = (outcome.dkimAligned ? 1 : 0) | (outcome.spfAligned ? 2 : 0)
-      const first = index.get(record.sourceIp)
+      const v4 = ipv4Number(record.sourceIp)
+      const first = v4 === -1 ? index.get(record.sourceIp) : v4Index.get(v4)
       let i = first
       while (i !== undefined && i !== -1 && (flags[i] !== flag || dispositions[i] !== record.disposition))
         i = next[i]
       if (i === undefined || i === -1) {
         const ip = detached(record.sourceIp)
         i = ips.push(ip) - 1
-        if (first === undefined) index.set(ip, i)
-        else {
+        if (first === undefined) {
+          if (v4 === -1) index.set(ip, i)
+          else v4Index.set(v4, i)
+        } else {
           // Link the new row right after the IP's first row.
           next.push(next[first]!)
           next[first] = i
