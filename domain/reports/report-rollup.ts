@@ -131,6 +131,12 @@ function ipv4Number(ip: string): number {
 function createSourceTable() {
   // Reports repeat the same few domains on every record: normalise each spelling once.
   const names = new Map<string, string | null>()
+  // The parser hands out the same string for the same lower-cased value (aggregate/xml-text.ts), so
+  // the last domain of each kind (DKIM, SPF) is found again by a comparison, without the Map.
+  let lastDkim = ''
+  let lastDkimName: string | null = null
+  let lastSpf = ''
+  let lastSpfName: string | null = null
   const nameOf = (domain: string) => {
     let name = names.get(domain)
     if (name === undefined) {
@@ -202,13 +208,21 @@ function createSourceTable() {
       for (const signature of record.dkim) {
         if (signature.result !== 'pass') continue
         signed = true
-        dkimDomains[i] = withEvidence(dkimDomains[i]!, nameOf(signature.domain), single)
+        if (signature.domain !== lastDkim) {
+          lastDkim = signature.domain
+          lastDkimName = nameOf(lastDkim)
+        }
+        dkimDomains[i] = withEvidence(dkimDomains[i]!, lastDkimName, single)
       }
       if (signed) dkimPass[i]! += count
       let passed = false
       for (const check of record.spf) {
         if (check.result === 'pass') passed = true
-        spfDomains[i] = withEvidence(spfDomains[i]!, nameOf(check.domain), single)
+        if (check.domain !== lastSpf) {
+          lastSpf = check.domain
+          lastSpfName = nameOf(lastSpf)
+        }
+        spfDomains[i] = withEvidence(spfDomains[i]!, lastSpfName, single)
       }
       if (passed) spfPass[i]! += count
       if (record.reasons.some((reason) => FORWARDING.has(reason.type))) forwarded[i]! += count
