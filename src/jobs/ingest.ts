@@ -30,7 +30,7 @@ import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
 import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import { gcPacer, paced } from '../../infrastructure/runtime/gc-pacer.ts'
+import { gcPacer, paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { processBatch } from './ingest-batch.ts'
@@ -79,12 +79,6 @@ async function* permanent(stream: AsyncIterable<Uint8Array>): AsyncIterable<Uint
 // that come back: a collection every 16 MB of XML instead of 8 (2-3 for a 100,000-record report
 // instead of 5) kept the peak where the thread's own heap allows (docs/ingestion.md, issue #20).
 const threadedPacer = gcPacer(16 * 1024 * 1024)
-// A report parsed on this thread: its decompressed XML is counted against a pacer of its own, one
-// full collection every 16 MB of XML rather than every 8 MB of all that flows (the message's
-// spooled, stored and read-back pieces still count against processPacer): 3 collections instead of
-// 6-7 for the 100,000-record report, its peak RSS 199-207 MB against 196-202 MB (the streamed
-// rows' collection hints keep it down; docs/ingestion.md, "Memory").
-const inlinePacer = gcPacer(16 * 1024 * 1024)
 
 function toPayload(deps: IngestJobDeps, payload: ReportPayload, threaded = false): Payload {
   const name = payload.entryName ?? payload.filename ?? payload.kind
@@ -92,7 +86,7 @@ function toPayload(deps: IngestJobDeps, payload: ReportPayload, threaded = false
     return {
       kind: 'aggregate',
       name,
-      open: () => permanent(paced(payload.open(), threaded ? threadedPacer : inlinePacer)),
+      open: () => permanent(paced(payload.open(), threaded ? threadedPacer : processPacer)),
     }
   if (payload.kind === 'tls-rpt-json') {
     return {
