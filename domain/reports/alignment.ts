@@ -39,6 +39,11 @@ export type AlignmentMode = 'relaxed' | 'strict'
 export const alignmentMode = (tag: string | null): AlignmentMode =>
   tag?.trim().toLowerCase() === 's' ? 'strict' : 'relaxed'
 
+// Per record: the parser hands the tags over trimmed and lower-cased, so the usual values need no
+// new strings.
+const modeOf = (tag: string | null): AlignmentMode =>
+  tag === null || tag === 'r' ? 'relaxed' : tag === 's' ? 'strict' : alignmentMode(tag)
+
 const canonical = (domain: string) => {
   const name = domain.trim().toLowerCase()
   return name.endsWith('.') ? name.slice(0, -1) : name
@@ -49,8 +54,12 @@ const canonical = (domain: string) => {
  * Domain. A name without one (an IP address, a bare TLD) aligns only with itself.
  */
 export function domainsAlign(deps: AlignmentDeps, a: string, b: string, mode: AlignmentMode): boolean {
+  return alignsWith(deps, a, canonical(b), mode)
+}
+
+/** domainsAlign with the second name already canonical (a record's header_from, once per record). */
+function alignsWith(deps: AlignmentDeps, a: string, y: string, mode: AlignmentMode): boolean {
   const x = canonical(a)
-  const y = canonical(b)
   if (x === '' || y === '') return false
   if (x === y) return true
   if (mode === 'strict') return false
@@ -72,11 +81,12 @@ export interface AlignRecordInput {
 
 export function alignRecord(deps: AlignmentDeps, input: AlignRecordInput): RecordAlignment {
   const { record, policy } = input
-  const dkimMode = alignmentMode(policy.adkim)
-  const spfMode = alignmentMode(policy.aspf)
+  const dkimMode = modeOf(policy.adkim)
+  const spfMode = modeOf(policy.aspf)
+  const headerFrom = canonical(record.headerFrom)
   // §3.1.1: any valid signature whose d= aligns is enough.
   const dkimAligned = record.dkim.some(
-    (d) => normalizeResult(d.result) === 'pass' && domainsAlign(deps, d.domain, record.headerFrom, dkimMode),
+    (d) => normalizeResult(d.result) === 'pass' && alignsWith(deps, d.domain, headerFrom, dkimMode),
   )
   // §3.1.2: SPF aligns through the MAIL FROM identity only; a HELO result does not count. A missing
   // scope means mfrom (RFC 7489 Appendix C; RFC 9990 drops the element).
@@ -84,7 +94,7 @@ export function alignRecord(deps: AlignmentDeps, input: AlignRecordInput): Recor
     (s) =>
       (s.scope === null || s.scope.trim().toLowerCase() === 'mfrom') &&
       normalizeResult(s.result) === 'pass' &&
-      domainsAlign(deps, s.domain, record.headerFrom, spfMode),
+      alignsWith(deps, s.domain, headerFrom, spfMode),
   )
   return { dkimAligned, spfAligned, dmarc: dkimAligned || spfAligned ? 'pass' : 'fail' }
 }

@@ -72,10 +72,9 @@ const INTERN_SLOTS = 1024
 const INTERN_MAX = 64
 const interned: string[] = new Array(INTERN_SLOTS).fill('')
 
-function internedSlice(source: string, start: number, end: number): string {
+/** The value in the slot of `hash` when it has exactly these characters, else a copy put there. */
+function internedSlice(source: string, start: number, end: number, hash: number): string {
   const length = end - start
-  let hash = length
-  for (let i = start; i < end; i++) hash = (Math.imul(hash, 31) + source.charCodeAt(i)) | 0
   const slot = (hash ^ (hash >>> 10)) & (INTERN_SLOTS - 1)
   const known = interned[slot]!
   if (known.length === length) {
@@ -95,17 +94,22 @@ function read(text: XmlText, lower: boolean): string {
   while (start < end && isSpace(source.charCodeAt(start))) start++
   while (end > start && isSpace(source.charCodeAt(end - 1))) end--
   if (start === end) return ''
-  // One pass decides whether the slice can be used as it is (the common case).
+  // One pass decides whether the slice can be used as it is (the common case) and, for a short
+  // lower-cased value, hashes it for the intern table.
   let plain = true
+  let hash = end - start
   for (let i = start; i < end; i++) {
     const c = source.charCodeAt(i)
     if (c === 38 || c === 13 || (lower && c >= 65 && c <= 90)) {
       plain = false
       break
     }
+    hash = (Math.imul(hash, 31) + c) | 0
   }
   if (plain)
-    return lower && end - start <= INTERN_MAX ? internedSlice(source, start, end) : source.slice(start, end)
+    return lower && end - start <= INTERN_MAX
+      ? internedSlice(source, start, end, hash)
+      : source.slice(start, end)
   let value = source.slice(start, end)
   if (!text.decoded) value = decodeText(value).trim()
   // toLowerCase() returns its input when there is nothing to lower (a decoded value that held only
