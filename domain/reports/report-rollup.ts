@@ -1,6 +1,6 @@
+import { ipv4Number } from '../spf/ip.ts'
 import { detached } from './aggregate/xml-text.ts'
 import type { AggregateRecord } from './aggregate-types.ts'
-import { ipv4Number } from './ipv4-number.ts'
 import type { RecordOutcome } from './store-aggregate.ts'
 
 // The figures one aggregate report adds to the rollups, accumulated while its records stream past,
