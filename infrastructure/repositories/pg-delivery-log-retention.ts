@@ -19,10 +19,11 @@ import { inBatches } from './pg-retention.ts'
 // pg-retention.ts, so no statement holds long locks.
 
 /**
- * Days a finished delivery (counted from when it finished) or a dispatched event is kept: the
- * delivery log most webhook senders show, long enough to look back over a month and redeliver.
+ * Days a finished delivery (counted from when it finished) or a dispatched event is kept: long
+ * enough to look back over a month and redeliver (docs/webhooks.md "Retention").
  * A constant, like the other log windows of the maintenance job (pg-notification-mail-store.ts);
- * the per-account windows (account_settings) are for report data, which users are billed by.
+ * the per-account windows (account_settings, pg-retention.ts) cover report data only, and no log
+ * the maintenance job prunes has an environment setting (README.md "Configuration").
  */
 export const DELIVERY_LOG_DAYS = 30
 
