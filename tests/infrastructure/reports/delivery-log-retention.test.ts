@@ -9,7 +9,7 @@ import { startBoss } from '../../../infrastructure/queue/pg-boss.ts'
 import { pruneDeliveryLogs } from '../../../infrastructure/repositories/pg-delivery-log-retention.ts'
 import { pgWebhookRelay } from '../../../infrastructure/repositories/pg-webhook-relay.ts'
 import { pgWebhookStore } from '../../../infrastructure/repositories/pg-webhook-store.ts'
-import { createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
+import { backend, createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
 
 // The nightly retention of the outbox and the delivery logs (docs/webhooks.md, "Retention"), on
 // PostgreSQL and PGlite: old finished rows go in batches, pending and recent ones stay, a failure
@@ -170,3 +170,35 @@ test('a delivery whose event was pruned is redelivered, and its chat message is 
   expect(await relay.dispatchEvents(100, new Date())).toEqual({ events: 1, deliveries: 1 })
   expect(await ids(chatOf)).toEqual([first!])
 })
+
+// PGlite has one connection: transactions cannot interleave there.
+test.if(backend === 'postgres')(
+  'a redelivery racing the prune of its delivery answers not found',
+  async () => {
+    const a = await account('race-a')
+    const store = pgWebhookStore(db(), { secrets: await secretBox(new Uint8Array(32).fill(7)) })
+    await store.putUrl(a, 'https://hooks.example/a', `whsec_${'a'.repeat(43)}`, new Date())
+    const id = crypto.randomUUID()
+    await delivery(a, id, 'delivered', 40)
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let locked = () => {}
+    const deleting = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    // The prune's delete, holding the row until released.
+    const prune = db().transaction(async (tx) => {
+      await tx.execute(sql`delete from webhook_deliveries where id = ${id}`)
+      locked()
+      await held
+    })
+    await deleting
+    const redelivery = store.redeliver(a, id, new Date())
+    await Bun.sleep(100)
+    release()
+    await prune
+    expect(await redelivery).toEqual({ kind: 'not_found' })
+  },
+)
