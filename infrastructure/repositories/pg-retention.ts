@@ -12,13 +12,18 @@ import { dropExpiredPartitions } from './pg-partitions.ts'
 
 const BATCH = 5000
 
-async function inBatches(db: Db, statement: () => ReturnType<typeof sql>): Promise<number> {
+/** Runs `statement` (a delete of at most `batch` rows answering `n`) until a batch comes back short. */
+export async function inBatches(
+  db: Db,
+  statement: () => ReturnType<typeof sql>,
+  batch = BATCH,
+): Promise<number> {
   let total = 0
   while (true) {
     const rows = rowsOf<{ n: number }>(await db.execute(statement()))
     const n = Number(rows[0]?.n ?? 0)
     total += n
-    if (n < BATCH) return total
+    if (n < batch) return total
   }
 }
 

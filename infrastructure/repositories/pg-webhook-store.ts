@@ -180,10 +180,13 @@ export function pgWebhookStore(db: Db, deps: { secrets: SecretBox }): WebhookSto
       if (!UUID.test(id)) return { kind: 'not_found' }
       return db.transaction(async (tx) => {
         const mine = and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.id, id))
+        // Locked, so a delivery the nightly retention deletes meanwhile is not found (404) rather
+        // than taken for one in progress (pg-delivery-log-retention.ts skips locked rows).
         const existing = await tx
           .select({ status: webhookDeliveries.status })
           .from(webhookDeliveries)
           .where(mine)
+          .for('update')
         if (existing.length === 0) return { kind: 'not_found' }
         const url = await urlOf(tx, accountId)
         if (url === null) return { kind: 'no_url' }

@@ -1,4 +1,5 @@
 import type { Db } from '../../infrastructure/db/database.ts'
+import { pruneDeliveryLogs } from '../../infrastructure/repositories/pg-delivery-log-retention.ts'
 import { buildMonthlyRollups } from '../../infrastructure/repositories/pg-monthly-rollups.ts'
 import { pruneNotificationMail } from '../../infrastructure/repositories/pg-notification-mail-store.ts'
 import { maintainPartitions } from '../../infrastructure/repositories/pg-partitions.ts'
@@ -16,7 +17,9 @@ export function housekeeping(db: Db): Housekeeping {
     applyRetention: async () => {
       const applied = await applyRetention(db)
       await pruneNotificationMail(db)
-      return applied
+      // The outbox and the webhook and chat delivery logs (docs/webhooks.md, "Retention").
+      const deliveryLogs = await pruneDeliveryLogs(db)
+      return { ...applied, deliveryLogs }
     },
     buildMonthlyRollups: () => buildMonthlyRollups(db),
   }

@@ -32,7 +32,12 @@ export const webhookDeliveries = pgTable(
     createdAt: timestamp({ withTimezone: true }).notNull(),
     updatedAt: timestamp({ withTimezone: true }).notNull(),
   },
-  (t) => [index().on(t.accountId, t.createdAt)],
+  (t) => [
+    index().on(t.accountId, t.createdAt),
+    // The webhook_delivery_failing facts (the last delivered time, the failures since) and the
+    // nightly retention's scan of finished deliveries (pg-delivery-log-retention.ts) read by these.
+    index().on(t.accountId, t.status, t.updatedAt),
+  ],
 )
 
 export const webhookAttempts = pgTable(

@@ -1,0 +1,1 @@
+CREATE INDEX "webhook_deliveries_account_id_status_updated_at_index" ON "webhook_deliveries" USING btree ("account_id","status","updated_at");
