@@ -2,14 +2,17 @@ import type { AggregateRecord } from '../../domain/reports/aggregate-types.ts'
 import type { RecordOutcome } from '../../domain/reports/store-aggregate.ts'
 import { copyField, type RowFormat } from './sql-tx.ts'
 
-// One aggregate record as an aggregate_records row, in two forms: its values (INSERT parameters,
-// PGlite and a report's first batch) and its COPY text line built directly (a large report on
+// One aggregate record as an aggregate_records row, in two forms: its values (INSERT parameters:
+// PGlite, or rows that end within copyRows's first batch) and its COPY text line built directly (a large report on
 // PostgreSQL). The line is byte-identical to the values through copyField joined by tabs
 // (tests/infrastructure/reports/aggregate-record-line.test.ts), but each column's type is known:
 // numbers and booleans need no test, the four constant columns are escaped once per report, and
 // no array of 18 values is built per record. Measured standalone on the bench's 100,000-record
-// report (28.8 MB of COPY text, the same SHA-256 both ways, 10 alternated rounds, load 1.2-2.0 on
-// 2 cores): lines and their 256 KB Buffers in min 285 / median 371 ms against 515 / 609 ms.
+// report (28.8 MB of COPY text, the same SHA-256 both ways; alternated rounds, load 1.2-5 on 2
+// cores): the lines and their 256 KB Buffers in min 276-285 / median 344-371 ms against 414-515 /
+// 560-609 ms; through copyRows into PostgreSQL, the process's CPU min 292-349 / median 326-416 ms
+// against 405-476 / 421-574 ms. Checking the whole line raw with one regex (17 tabs, no escape)
+// was slower (min 662 ms against 229 ms); not kept.
 
 export const RECORD_COLUMNS = [
   'report_id',
