@@ -34,7 +34,7 @@ export async function transactionOf<T>(database: Database, work: (tx: SqlTx) => 
 // backslash, tab, newline and carriage return escaped.
 const SPECIAL = /[\\\t\n\r]/
 
-function copyField(value: unknown): string {
+export function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N'
   if (typeof value === 'boolean') return value ? 't' : 'f'
   if (typeof value === 'number') return String(value)
@@ -75,42 +75,50 @@ const COPY_CHUNK = 256 * 1024
 const INSERT_BATCH = 400
 
 /**
- * Streams rows into a table: COPY on PostgreSQL, batched multi-row INSERTs on PGlite.
- * `collectEvery` rows, a collection hint (see streamRows).
+ * How an item becomes a row: its values in column order (INSERT parameters), and optionally its
+ * COPY text line (without the newline) built directly, byte-identical to copyLine(values(item)).
  */
-export async function copyRows(
+export interface RowFormat<T> {
+  values(item: T): unknown[]
+  line?(item: T): string
+}
+
+/** Items that are already rows of values. */
+export const ROW_VALUES: RowFormat<unknown[]> = { values: (row) => row }
+
+/** A row's values as one COPY text line: the general form, for rows without a line of their own. */
+export function copyLine(values: unknown[]): string {
+  return values.map(copyField).join('\t')
+}
+
+/**
+ * Streams items into a table as rows: COPY on PostgreSQL, batched multi-row INSERTs on PGlite.
+ * `collectEvery` rows, a collection hint (see streamCopy).
+ */
+export async function copyRows<T>(
   tx: SqlTx,
   table: string,
   columns: readonly string[],
-  rows: AsyncIterable<unknown[]>,
+  items: AsyncIterable<T>,
+  format: RowFormat<T>,
   collectEvery = 5000,
 ): Promise<void> {
   // Most reports are small: one INSERT costs a round trip, a COPY several. Start with a batch and
   // switch to COPY only when the report turns out to be large.
-  const iterator = rows[Symbol.asyncIterator]()
-  const head: unknown[][] = []
-  let exhausted = false
+  const iterator = items[Symbol.asyncIterator]()
+  const head: T[] = []
   while (head.length < INSERT_BATCH) {
     const next = await iterator.next()
     if (next.done) {
-      exhausted = true
-      break
+      if (head.length > 0) await insertBatch(tx, table, columns, head.map(format.values))
+      return
     }
     head.push(next.value)
   }
-  if (exhausted) {
-    if (head.length > 0) await insertBatch(tx, table, columns, head)
-    return
-  }
-  const rest = (async function* () {
-    yield* head
-    while (true) {
-      const next = await iterator.next()
-      if (next.done) return
-      yield next.value
-    }
-  })()
-  await streamRows(tx, table, columns, rest, collectEvery)
+  // The head and the iterator go on as they are: one more async generator around them cost a
+  // promise and a turn per row.
+  if (tx.copy) await streamCopy(tx.copy, table, columns, head, iterator, format, collectEvery)
+  else await streamInserts(tx, table, columns, head, iterator, format)
 }
 
 async function insertBatch(
@@ -124,54 +132,79 @@ async function insertBatch(
   await tx.query(`insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`, params)
 }
 
-async function streamRows(
+async function streamInserts<T>(
   tx: SqlTx,
   table: string,
   columns: readonly string[],
-  rows: AsyncIterable<unknown[]>,
-  collectEvery: number,
+  head: T[],
+  iterator: AsyncIterator<T>,
+  format: RowFormat<T>,
 ) {
-  if (tx.copy) {
-    const stream = await tx.copy(`copy ${table} (${columns.join(', ')}) from stdin`)
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('finish', () => resolve())
-      stream.on('error', reject)
-    })
-    let buffer = ''
-    const flush = async () => {
-      // Respect back-pressure so a huge report never piles up in memory.
-      if (!stream.write(buffer)) await new Promise((resolve) => stream.once('drain', resolve))
-      buffer = ''
-    }
-    try {
-      let n = 0
-      for await (const row of rows) {
-        // Measured (docs/ingestion.md): without a collection hint the heap grows with the parser's
-        // short-lived garbage, and the few values kept per source pin those pages, so RSS rose
-        // ~120 MB over a 100,000-record report; with a hint every few thousand rows, ~40 MB, at
-        // no cost in time.
-        if (++n % collectEvery === 0) Bun.gc(false)
-        buffer += `${row.map(copyField).join('\t')}\n`
-        if (buffer.length >= COPY_CHUNK) await flush()
-      }
-      if (buffer.length > 0) await flush()
-    } catch (error) {
-      // Abort the COPY so the transaction fails with the original error (not with the stream's).
-      done.catch(() => {})
-      ;(stream as unknown as { destroy(error: Error): void }).destroy(error as Error)
-      throw error
-    }
-    stream.end()
-    await done
-    return
-  }
+  await insertBatch(tx, table, columns, head.map(format.values))
   let batch: unknown[][] = []
-  for await (const row of rows) {
-    batch.push(row)
+  while (true) {
+    const next = await iterator.next()
+    if (next.done) break
+    batch.push(format.values(next.value))
     if (batch.length >= INSERT_BATCH) {
       await insertBatch(tx, table, columns, batch)
       batch = []
     }
   }
   if (batch.length > 0) await insertBatch(tx, table, columns, batch)
+}
+
+async function streamCopy<T>(
+  copy: NonNullable<SqlTx['copy']>,
+  table: string,
+  columns: readonly string[],
+  head: T[],
+  iterator: AsyncIterator<T>,
+  format: RowFormat<T>,
+  collectEvery: number,
+) {
+  const line = format.line ?? ((item: T) => copyLine(format.values(item)))
+  const stream = await copy(`copy ${table} (${columns.join(', ')}) from stdin`)
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('finish', () => resolve())
+    stream.on('error', reject)
+  })
+  // A string written whole: postgres.js's Writable encodes it once per chunk. Encoding each line
+  // into a reusable 256 KB Uint8Array (TextEncoder.encodeInto) and writing a copy of it was slower
+  // on the bench report's 100,000 records: min 446 / median 541 ms against 356 / 418 ms (load 1.4-2);
+  // not kept.
+  let buffer = ''
+  const flush = async () => {
+    // Respect back-pressure so a huge report never piles up in memory.
+    if (!stream.write(buffer)) await new Promise((resolve) => stream.once('drain', resolve))
+    buffer = ''
+  }
+  try {
+    let n = 0
+    // Synchronous, so a row that fills no chunk costs no await.
+    const add = (item: T) => {
+      // Measured (docs/ingestion.md): without a collection hint the heap grows with the parser's
+      // short-lived garbage, and the few values kept per source pin those pages, so RSS rose
+      // ~120 MB over a 100,000-record report; with a hint every few thousand rows, ~40 MB, at
+      // no cost in time.
+      if (++n % collectEvery === 0) Bun.gc(false)
+      buffer += `${line(item)}\n`
+      return buffer.length >= COPY_CHUNK
+    }
+    for (const item of head) if (add(item)) await flush()
+    head.length = 0
+    while (true) {
+      const next = await iterator.next()
+      if (next.done) break
+      if (add(next.value)) await flush()
+    }
+    if (buffer.length > 0) await flush()
+  } catch (error) {
+    // Abort the COPY so the transaction fails with the original error (not with the stream's).
+    done.catch(() => {})
+    ;(stream as unknown as { destroy(error: Error): void }).destroy(error as Error)
+    throw error
+  }
+  stream.end()
+  await done
 }
