@@ -52,8 +52,8 @@ export const isIpv4 = (text: string): boolean => readIpv4(text, SCRATCH)
 
 /**
  * A strict dotted quad as its 32-bit number, else -1. The rollup of a report keys its sources by it
- * (domain/reports/report-rollup.ts): a Map finds a number faster than a string it must hash and
- * compare. Only canonical text is accepted, so two different strings are never the same number.
+ * (domain/reports/source-table.ts), in a hash table of numbers. Only canonical text is accepted, so
+ * two different strings are never the same number, and the number gives the text back.
  */
 export function ipv4Number(text: string): number {
   if (!readIpv4(text, SCRATCH)) return -1
