@@ -1,6 +1,6 @@
 import type { AggregateRecord } from '../../domain/reports/aggregate-types.ts'
 import type { RecordOutcome } from '../../domain/reports/store-aggregate.ts'
-import { copyField, type RowFormat } from './sql-tx.ts'
+import { copyField, copyText, type RowFormat } from './sql-tx.ts'
 
 // One aggregate record as an aggregate_records row, in two forms: its values (INSERT parameters:
 // PGlite, or rows that end within copyRows's first batch) and its COPY text line built directly (a large report on
@@ -68,16 +68,12 @@ export function recordRow(report: ReportColumns, record: AggregateRecord, outcom
 }
 
 // COPY text format (PostgreSQL docs, "COPY", File Formats): backslash, tab, newline and carriage
-// return are the characters to escape; most values have none, and the test is much cheaper than a
-// replace (the same rule as copyField, which handles the rare value that matches).
-const SPECIAL = /[\\\t\n\r]/
-
-function text(value: string): string {
-  return SPECIAL.test(value) ? copyField(value) : value
-}
+// return are the characters to escape; most values have none, and copyText's test is much cheaper
+// than a replace (the same rule as copyField, which handles the rare value that matches).
+const text = copyText
 
 function nullable(value: string | null): string {
-  return value == null ? '\\N' : SPECIAL.test(value) ? copyField(value) : value
+  return value == null ? '\\N' : copyText(value)
 }
 
 // JSON.stringify escapes every control character (ECMA-262 QuoteJSONString), so its output never

@@ -19,12 +19,12 @@ import {
   metadataValues,
   recordValues,
   STAGE_COLUMNS,
+  STAGE_FORMAT,
   STORE_SMALL,
   sourceValues,
-  stageRow,
   totalValues,
 } from './aggregate-report-sql.ts'
-import { copyRows, ROW_VALUES, type SqlTx, statementOf, transactionOf } from './sql-tx.ts'
+import { copyRows, type SqlTx, statementOf, transactionOf } from './sql-tx.ts'
 
 // Raw SQL on purpose: the same statements run on postgres.js and PGlite. Two paths, chosen by size
 // while the records stream in: a small report (most of them) is one statement; a large one is a
@@ -36,10 +36,10 @@ const SMALL_REPORT = 400
 
 class DuplicateContent extends Error {}
 
-async function* toAsync<T, R>(items: Iterable<T>, map: (item: T) => R, slices: CpuSlices): AsyncGenerator<R> {
+async function* toAsync<T>(items: Iterable<T>, slices: CpuSlices): AsyncGenerator<T> {
   for (const item of items) {
     if (slices.due()) await slices.pause()
-    yield map(item)
+    yield item
   }
 }
 
@@ -172,8 +172,8 @@ function storeAggregate(database: Database, sliceMs: number): AggregateReportWri
             tx,
             'rollup_stage',
             STAGE_COLUMNS,
-            toAsync(rollup.sources(), stageRow, slices),
-            ROW_VALUES,
+            toAsync(rollup.sources(), slices),
+            STAGE_FORMAT,
             20_000,
           )
           const totals = rollup.totals()

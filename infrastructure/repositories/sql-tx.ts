@@ -46,6 +46,11 @@ export function copyField(value: unknown): string {
   )
 }
 
+/** A text value of a line built with its column types known: escaped only when it must be. */
+export function copyText(value: string): string {
+  return SPECIAL.test(value) ? copyField(value) : value
+}
+
 const NEEDS_ESCAPE = /["\\]/
 
 /**
@@ -82,9 +87,6 @@ export interface RowFormat<T> {
   values(item: T): unknown[]
   line?(item: T): string
 }
-
-/** Items that are already rows of values. */
-export const ROW_VALUES: RowFormat<unknown[]> = { values: (row) => row }
 
 /** A row's values as one COPY text line: the general form, for rows without a line of their own. */
 export function copyLine(values: unknown[]): string {

@@ -1,11 +1,13 @@
 import { expect, test } from 'bun:test'
 import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
+import type { SourceRollup } from '../../../domain/reports/report-rollup.ts'
 import type { RecordOutcome } from '../../../domain/reports/store-aggregate.ts'
 import {
   RECORD_COLUMNS,
   recordFormat,
   recordRow,
 } from '../../../infrastructure/repositories/aggregate-record-line.ts'
+import { STAGE_COLUMNS, STAGE_FORMAT } from '../../../infrastructure/repositories/aggregate-report-sql.ts'
 import { copyLine } from '../../../infrastructure/repositories/sql-tx.ts'
 
 // The COPY line built directly must be byte for byte the general form (the row's values through
@@ -114,4 +116,37 @@ test('the values are the INSERT parameters in column order', () => {
     true,
     false,
   ])
+})
+
+test('a stage line is byte for byte the stage row through copyField, whatever the values hold', () => {
+  const sources: SourceRollup[] = [
+    ...hostile.map((value, i) => ({
+      sourceIp: value,
+      disposition: value,
+      dkimAligned: i % 2 === 0,
+      spfAligned: i % 3 === 0,
+      messages: 2 ** 40 + i,
+      spfPass: i,
+      dkimPass: 0,
+      forwarded: 1,
+      dkimDomains: [value, 'esp.example'],
+      spfDomains: i % 2 === 0 ? [] : [value],
+    })),
+    {
+      sourceIp: '2001:db8::1',
+      disposition: 'quarantine',
+      dkimAligned: false,
+      spfAligned: true,
+      messages: 1,
+      spfPass: 1,
+      dkimPass: 0,
+      forwarded: 0,
+      dkimDomains: [],
+      spfDomains: ['a.example', 'b.example'],
+    },
+  ]
+  for (const source of sources) {
+    expect(STAGE_FORMAT.line!(source)).toBe(copyLine(STAGE_FORMAT.values(source)))
+    expect(STAGE_FORMAT.values(source)).toHaveLength(STAGE_COLUMNS.length)
+  }
 })
