@@ -44,7 +44,10 @@ function evidenceName(domain: string): string | null {
   return name === '' || /\s/.test(name) ? null : name
 }
 
-/** A domain as reported, normalised once, with its one-name evidence list (by number, see `lists`). */
+/**
+ * A domain as reported, normalised once, with its one-name evidence list (by number, see `lists`;
+ * 0 until a row first needs it).
+ */
 interface Evidence {
   name: string | null
   single: number
@@ -76,35 +79,49 @@ export function createSourceTable() {
   // are no arrays of 100,000 references for the collector to scan (measured as fast as two such
   // arrays, and smaller). Lists are never changed in place: most rows show one domain, and the
   // one-name list of each domain is shared by every row that shows only it. List 0 is the empty one.
+  // A list of two names or more belongs to the one row (and kind) that made it, so it is replaced in
+  // place when that row shows one more name: nothing is added to `lists` but a row's first list of
+  // two names, and a one-name list made only when a row needs it, so `lists` stays bounded by the
+  // rows (at most two lists each), whatever number of domains a hostile report repeats past the caches.
   const lists: (readonly string[])[] = [NONE]
+  const singles = new Map<string, number>()
+  const singleOf = (evidence: Evidence, name: string): number => {
+    if (evidence.single === 0) {
+      let single = singles.get(name)
+      if (single === undefined) {
+        single = lists.push([name]) - 1
+        if (singles.size < 10_000) singles.set(name, single)
+      }
+      evidence.single = single
+    }
+    return evidence.single
+  }
   const withEvidence = (id: number, evidence: Evidence): number => {
     const name = evidence.name
     if (name === null) return id
-    if (id === 0) return evidence.single
+    if (id === 0) return singleOf(evidence, name)
     const domains = lists[id]!
     const n = domains.length
     if (n >= MAX_EVIDENCE_DOMAINS) return id
     // A loop rather than includes(): the names compared are the same few strings, found by identity.
     for (let k = 0; k < n; k++) if (domains[k] === name) return id
+    // A new array rather than push(): a row already handed out by rows() keeps its list as it was.
+    if (n >= 2) {
+      lists[id] = [...domains, name]
+      return id
+    }
     return lists.push([...domains, name]) - 1
   }
   // Reports repeat the same few domains on every record: normalise each spelling once. The parser
   // hands out the same string for the same lower-cased value (aggregate/xml-text.ts), so the last
   // domain of each kind (DKIM, SPF) is found again by a comparison, without the Map.
   const evidence = new Map<string, Evidence>()
-  const singles = new Map<string, number>()
   const evidenceOf = (domain: string): Evidence => {
     let known = evidence.get(domain)
     if (known === undefined) {
       // One copy serves as the key and, when normalising changes nothing, as the name too.
       const key = detached(domain)
-      const name = evidenceName(key)
-      let single = 0
-      if (name !== null) {
-        single = singles.get(name) ?? lists.push([name]) - 1
-        if (singles.size < 10_000) singles.set(name, single)
-      }
-      known = { name, single }
+      known = { name: evidenceName(key), single: 0 }
       if (evidence.size < 10_000) evidence.set(key, known)
     }
     return known

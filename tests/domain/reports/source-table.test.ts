@@ -1,3 +1,4 @@
+import { heapStats } from 'bun:jsc'
 import { describe, expect, test } from 'bun:test'
 import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts'
 import {
@@ -120,5 +121,33 @@ describe('createSourceTable', () => {
         dmarcPass: false,
       })
     expect([...table.rows()][0]!.messages).toBe(3 * count)
+  })
+
+  // Evidence lists are kept by number in a list of lists that only grows: what it keeps must be
+  // bounded by the rows (as with the arrays per row before), not by the domains a report repeats.
+  test('evidence lists kept stay bounded by the rows, not by the DKIM/SPF entries', () => {
+    const outcome = { dkimAligned: true, spfAligned: false, dmarcPass: true }
+    const pass = (domain: string) => ({ domain, selector: 's', result: 'pass', humanResult: null })
+    const arrays = () => {
+      Bun.gc(true)
+      return heapStats().objectTypeCounts.Array ?? 0
+    }
+    // One source shown 30,000 different domains (past the 10,000-name caches): one row.
+    let table = createSourceTable()
+    let before = arrays()
+    for (let k = 0; k < 30_000; k++)
+      table.add(aggregateRecord('192.0.2.1', { dkim: [pass(`d${k}.example`)] }), outcome)
+    expect(arrays() - before).toBeLessThan(1_000)
+    expect([...table.rows()]).toHaveLength(1)
+    // 5,000 sources shown the same eight domains, one per record: one list of eight per row.
+    table = createSourceTable()
+    before = arrays()
+    for (let k = 0; k < 5_000; k++)
+      for (let j = 0; j < MAX_EVIDENCE_DOMAINS; j++)
+        table.add(aggregateRecord(`10.0.${k >> 8}.${k & 255}`, { dkim: [pass(`s${j}.example`)] }), outcome)
+    expect(arrays() - before).toBeLessThan(2 * 5_000)
+    const rows = [...table.rows()]
+    expect(rows).toHaveLength(5_000)
+    expect(rows[4_999]!.dkimDomains).toHaveLength(MAX_EVIDENCE_DOMAINS)
   })
 })
