@@ -36,7 +36,11 @@ export async function* parseAggregateReportWith(
   const tokenizer = createTokenizer(builder.sink, limits)
   const decoder = createChunkDecoder()
   let blank = true
-  const feed = (text: string) => {
+  const feed = (raw: string) => {
+    // XML 1.0 §2.2 Char excludes NUL, and PostgreSQL's text refuses it: a raw one is damage in a
+    // value, read as U+FFFD like a bad character reference (aggregate/xml-text.ts) or an invalid
+    // UTF-8 byte, not a reason to refuse the report.
+    const text = raw.includes('\u0000') ? raw.replaceAll('\u0000', '\uFFFD') : raw
     // `\s` includes U+FEFF, so a lone byte order mark is blank too.
     if (blank && /\S/.test(text)) blank = false
     const failure = tokenizer.write(text)

@@ -14,6 +14,9 @@ import { AUTH_DKIM, AUTH_SPF, EVALUATED, IDENTIFIERS, REASON, RECORD, ROW } from
 import { lower, MAX_REPEATED, optional, optionalLower } from './report-fields.ts'
 import { integerValue, textValue, type XmlText } from './xml-text.ts'
 
+/** The largest count one row may carry: aggregate_records.count is a 32-bit integer. */
+const MAX_COUNT = 2_147_483_647
+
 const HAS_SOURCE_IP = 1
 const HAS_COUNT = 2
 const HAS_DISPOSITION = 4
@@ -104,10 +107,12 @@ export function createRecordReader(): RecordReader {
             record.sourceIp = textValue(text)
             if (record.sourceIp !== '') bits |= HAS_SOURCE_IP
           } else if (name === 'count') {
-            // RFC 7489 Appendix C: xs:integer; a message count cannot be negative.
+            // RFC 7489 Appendix C: xs:integer; a message count cannot be negative. Nor can one row
+            // stand for more than 2^31 - 1 messages (the stored column, aggregate_records.count, is
+            // a 32-bit integer, and no reporter sends a day's mail of one source anywhere near it).
             record.count = integerValue(text)
-            if (record.count < 0) {
-              const message = `record ${number}: row/count ${JSON.stringify(textValue(text))} is not a non-negative integer`
+            if (record.count < 0 || record.count > MAX_COUNT) {
+              const message = `record ${number}: row/count ${JSON.stringify(textValue(text))} is not an integer from 0 to ${MAX_COUNT}`
               return { code: 'invalid_value', message }
             }
             bits |= HAS_COUNT

@@ -82,12 +82,23 @@ describe('refused reports', () => {
     [
       'a count that is not a number',
       report().replace('<count>3</count>', '<count>three</count>'),
-      { code: 'invalid_value', message: 'record 1: row/count "three" is not a non-negative integer' },
+      {
+        code: 'invalid_value',
+        message: 'record 1: row/count "three" is not an integer from 0 to 2147483647',
+      },
     ],
     [
       'a negative count',
       report().replace('<count>3</count>', '<count>-1</count>'),
-      { code: 'invalid_value', message: 'record 1: row/count "-1" is not a non-negative integer' },
+      { code: 'invalid_value', message: 'record 1: row/count "-1" is not an integer from 0 to 2147483647' },
+    ],
+    [
+      'a count past what one row can stand for (the stored column is a 32-bit integer)',
+      report().replace('<count>3</count>', '<count>2147483648</count>'),
+      {
+        code: 'invalid_value',
+        message: 'record 1: row/count "2147483648" is not an integer from 0 to 2147483647',
+      },
     ],
     [
       'a source IP that is not an IP address',

@@ -186,6 +186,26 @@ describe('bad input never throws', () => {
     await expect(collect(parseAggregateReport(failing))).rejects.toThrow('connection reset')
   })
 
+  test('a raw NUL in any value reads as U+FFFD (XML 1.0 §2.2; PostgreSQL text refuses NUL)', async () => {
+    const xml = report()
+      .replace('<org_name>Example</org_name>', '<org_name>Ex\u0000ample</org_name>')
+      .replace('<report_id>r1</report_id>', '<report_id>r\u00001</report_id>')
+      .replace('example.com</header_from>', 'exa\u0000mple.com</header_from>')
+    // Split inside the value too, so the replacement does not depend on where a chunk ends.
+    const bytes = utf8(xml)
+    const cut = xml.indexOf('exa\u0000mple') + 3
+    const { events, records, error } = await collect(
+      parseAggregateReport([bytes.subarray(0, cut), bytes.subarray(cut)]),
+    )
+    expect(error).toBeNull()
+    expect(JSON.stringify(events)).not.toContain('\\u0000')
+    const metadata = events.find((e) => e.type === 'metadata') as {
+      metadata: { orgName: string; reportId: string }
+    }
+    expect([metadata.metadata.orgName, metadata.metadata.reportId]).toEqual(['Ex\uFFFDample', 'r\uFFFD1'])
+    expect(records[0]!.headerFrom).toBe('exa\uFFFDmple.com')
+  })
+
   test('nothing after </feedback> is read', async () => {
     let pulledAfter = false
     const source = (async function* () {
