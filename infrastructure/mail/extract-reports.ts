@@ -5,6 +5,8 @@ import {
   type ExtractFailure,
   type ExtractLimits,
   limitExceeded,
+  rethrowStoreFailure,
+  StoreFailure,
 } from './extraction-failure.ts'
 import { FailureParts, headersSayFailureReport, isFeedbackType } from './failure-parts.ts'
 import { mimeFailure, mimeStream } from './mime-stream.ts'
@@ -67,8 +69,26 @@ export async function streamReports(
   const walk: Walk = { limits, parts: 0, handed: 0, sink: { skipped, hand: each } }
   walk.sink.hand = async (payload) => {
     walk.handed++
-    await each(payload)
+    try {
+      await each(payload)
+    } catch (error) {
+      throw error instanceof StoreFailure ? error : new StoreFailure(error)
+    }
   }
+  try {
+    return await walkMessage(source, walk, skipped)
+  } catch (error) {
+    if (error instanceof StoreFailure) throw error.error
+    throw error
+  }
+}
+
+async function walkMessage(
+  source: AsyncIterable<Uint8Array>,
+  walk: Walk,
+  skipped: SkippedPart[],
+): Promise<StreamResult> {
+  const limits = walk.limits
   // A bare report (a report file rather than an email) is read like one attachment, under the
   // same limits: its first bytes are a report's (sniff.ts), which no RFC 5322 message starts with.
   const reader = new ChunkReader(source)
@@ -77,6 +97,7 @@ export async function streamReports(
     try {
       await addPartPayloads(walk.sink, reader.stream(), part, limits)
     } catch (error) {
+      rethrowStoreFailure(error)
       skipped.push({ ...part, entryName: null, reason: asExtractionError(error, 'reading').reason })
     }
   } else {
@@ -188,6 +209,7 @@ async function collect(
       try {
         await addPartPayloads(walk.sink, content, part, walk.limits)
       } catch (error) {
+        rethrowStoreFailure(error)
         // Decompression errors are values already; this is the guard for anything unforeseen.
         walk.sink.skipped.push({
           ...part,
@@ -198,6 +220,7 @@ async function collect(
       await drain(content)
     }
   } catch (error) {
+    rethrowStoreFailure(error)
     return mimeFailure(error, walk.limits.maxParts)
   } finally {
     // A return from inside the loop leaves the parser: close it.

@@ -35,6 +35,25 @@ export class ExtractionError extends Error {
   }
 }
 
+/**
+ * An error thrown by whoever a payload is handed to (its store), carried through the extraction's
+ * guards untouched: those turn a part that cannot be read into a skipped part or a quarantine, but
+ * a store that failed (the database gone, a refused value) says nothing about the message. Taken
+ * for a bad part, it marked the message processed with the report never stored; it must reach the
+ * job instead, which fails and is retried (docs/ingestion.md, "Processing").
+ */
+export class StoreFailure extends Error {
+  constructor(readonly error: unknown) {
+    super((error as Error)?.message ?? String(error))
+    this.name = 'StoreFailure'
+  }
+}
+
+/** Rethrows a store's failure; anything else is the extraction's to judge. */
+export function rethrowStoreFailure(error: unknown): void {
+  if (error instanceof StoreFailure) throw error
+}
+
 // Deflate can shrink 1,032:1 at most, and a small report legitimately compresses well past any
 // sensible ratio (a 2 KB gzip of 300 KB of repeated XML rows). Below this much output a payload
 // is not a bomb, whatever its ratio, so the ratio is only judged past it.

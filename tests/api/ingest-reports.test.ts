@@ -297,3 +297,42 @@ describe('quarantine and refusals', () => {
     expect(op.summary).toContain('report file')
   })
 })
+
+describe('values PostgreSQL refuses', () => {
+  test('a raw NUL in an aggregate report is stored as U+FFFD; a count past 2^31 - 1 is quarantined with the reason', async () => {
+    const xml = new TextDecoder().decode(
+      await bytes(`${AGG}/aggregate/example.net!example.com!1529366400!1529452799.xml`),
+    )
+    const withNul = xml
+      .replace('<org_name>', '<org_name>N\u0000UL ')
+      .replace('<report_id>', '<report_id>nul-')
+    const stored = await upload(new TextEncoder().encode(withNul))
+    expect(stored.status).toBe(201)
+    expect(stored.body.data.reports[0]).toMatchObject({ status: 'stored', kind: 'aggregate' })
+    const huge = xml
+      .replace(/<count>\d+<\/count>/, '<count>3000000000</count>')
+      .replace('<report_id>', '<report_id>huge-')
+    const refused = await upload(new TextEncoder().encode(huge))
+    expect(refused.status).toBeLessThan(500)
+    expect(JSON.stringify(refused.body)).toContain('2147483647')
+  })
+
+  test('a NUL escaped in a TLS-RPT report is stored as U+FFFD (jsonb refuses the escape)', async () => {
+    const json = JSON.parse(new TextDecoder().decode(await bytes(TLS)))
+    json['organization-name'] = 'Company\u0000-X'
+    json['report-id'] = 'nul-escaped'
+    const res = await upload(new TextEncoder().encode(JSON.stringify(json)), {
+      type: 'application/tlsrpt+json',
+    })
+    expect(res.status).toBe(201)
+    expect(res.body.data.reports[0]).toMatchObject({
+      status: 'stored',
+      kind: 'tls-rpt',
+      report_id: 'nul-escaped',
+    })
+    const rows = rowsOf<{ organization: string }>(
+      await db().execute(sql`select organization from tls_reports where report_id = 'nul-escaped'`),
+    )
+    expect(rows[0]!.organization).toBe('Company\uFFFD-X')
+  })
+})

@@ -340,6 +340,36 @@ describe('streaming (streamReports, as the worker reads messages)', () => {
   })
 })
 
+describe('a store that fails is not a bad part', () => {
+  // The error of whoever a payload is handed to (the database gone, a refused value) must reach
+  // the job, which is retried: never a skipped part, a quarantine, or a message marked processed.
+  const xml = bytesOf(
+    '<?xml version="1.0"?><feedback><report_metadata><report_id>x</report_id></report_metadata></feedback>',
+  )
+  const cases: [string, Uint8Array][] = [
+    ['a bare XML file', xml],
+    ['a bare gzip file', gzipSync(xml)],
+    ['a bare zip file', zipSync({ 'r.xml': xml })],
+    ['an email with the report attached', bytesOf(multipart([attachment('text/xml', 'r.xml', xml)]))],
+    [
+      'an email with a zip attached',
+      bytesOf(multipart([attachment('application/zip', 'r.zip', zipSync({ 'r.xml': xml }))])),
+    ],
+    ['an email with the report in its body', bytesOf(singlePart(textPart(decoder.decode(xml))))],
+  ]
+  for (const [name, raw] of cases)
+    test(`${name}: the store's own error comes out of streamReports`, async () => {
+      const failure = new Error('connection lost while storing')
+      const outcome = await streamReports(sliceStream(raw), LIMITS, async () => {
+        throw failure
+      }).then(
+        (result) => ({ returned: result }),
+        (error: unknown) => ({ thrown: error }),
+      )
+      expect(outcome).toEqual({ thrown: failure })
+    })
+})
+
 describe('bare reports (a report file rather than an email)', () => {
   test('a gzip, a zip and plain XML are each read like one attachment', async () => {
     const xml = bytesOf(
