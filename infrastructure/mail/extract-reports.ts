@@ -76,10 +76,19 @@ export async function streamReports(
     }
   }
   try {
-    return await walkMessage(source, walk, skipped)
+    return await walkMessage(fromStorage(source), walk, skipped)
   } catch (error) {
     if (error instanceof StoreFailure) throw error.error
     throw error
+  }
+}
+
+/** The message's bytes, whose read errors are the storage's (StoreFailure), not the message's. */
+async function* fromStorage(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield* source
+  } catch (error) {
+    throw error instanceof StoreFailure ? error : new StoreFailure(error)
   }
 }
 

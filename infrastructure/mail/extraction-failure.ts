@@ -36,11 +36,13 @@ export class ExtractionError extends Error {
 }
 
 /**
- * An error thrown by whoever a payload is handed to (its store), carried through the extraction's
- * guards untouched: those turn a part that cannot be read into a skipped part or a quarantine, but
- * a store that failed (the database gone, a refused value) says nothing about the message. Taken
- * for a bad part, it marked the message processed with the report never stored; it must reach the
- * job instead, which fails and is retried (docs/ingestion.md, "Processing").
+ * An error of the storage around the extraction, carried through its guards untouched: the store a
+ * payload is handed to (the database gone, a refused value), or the message's own source (its
+ * bytes read back from the database). The guards turn a part that cannot be read into a skipped
+ * part or a quarantine, but these say nothing about the message: taken for a bad part, a failed
+ * store marked the message processed with the report never stored, and a failed read quarantined
+ * it as malformed MIME. They reach the job instead, which fails and is retried (docs/ingestion.md,
+ * "Processing").
  */
 export class StoreFailure extends Error {
   constructor(readonly error: unknown) {
@@ -94,5 +96,7 @@ export function outputLimitBroken(
 /** Any error raised while decompressing, as an ExtractionError (typed ones pass through). */
 export function asExtractionError(error: unknown, what: string): ExtractionError {
   if (error instanceof ExtractionError) return error
+  // Never a reason of the message's own: thrown on to the job (StoreFailure above).
+  rethrowStoreFailure(error)
   return new ExtractionError(decompressionFailed(`${what}: ${(error as Error)?.message ?? String(error)}`))
 }

@@ -340,11 +340,19 @@ describe('streaming (streamReports, as the worker reads messages)', () => {
   })
 })
 
-describe('a store that fails is not a bad part', () => {
-  // The error of whoever a payload is handed to (the database gone, a refused value) must reach
+describe('a storage failure is not a bad part', () => {
+  // The error of the store a payload is handed to (the database gone, a refused value), or of the
+  // message read back from the database, must reach
   // the job, which is retried: never a skipped part, a quarantine, or a message marked processed.
+  // Large enough (~200 KB of text that does not compress away) that half of any form of it is
+  // well past the first bytes the extraction sniffs: the failure comes while a payload streams.
+  let seed = 7
+  const noise = Array.from({ length: 200_000 }, () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+    return String.fromCharCode(97 + (seed % 26))
+  }).join('')
   const xml = bytesOf(
-    '<?xml version="1.0"?><feedback><report_metadata><report_id>x</report_id></report_metadata></feedback>',
+    `<?xml version="1.0"?><feedback><!-- ${noise} --><report_metadata><report_id>x</report_id></report_metadata></feedback>`,
   )
   const cases: [string, Uint8Array][] = [
     ['a bare XML file', xml],
@@ -357,6 +365,24 @@ describe('a store that fails is not a bad part', () => {
     ],
     ['an email with the report in its body', bytesOf(singlePart(textPart(decoder.decode(xml))))],
   ]
+  for (const [name, raw] of cases)
+    test(`${name}: an error reading the message back comes out of streamReports`, async () => {
+      const failure = new Error('connection lost while reading the message')
+      // Half the message, then the storage fails (as a database read of its pieces would).
+      async function* halfThenFail() {
+        yield raw.subarray(0, Math.floor(raw.byteLength / 2))
+        throw failure
+      }
+      const outcome = await streamReports(halfThenFail(), LIMITS, async (payload) => {
+        for await (const _ of payload.open()) {
+          // read, as a store would
+        }
+      }).then(
+        (result) => ({ returned: result }),
+        (error: unknown) => ({ thrown: error }),
+      )
+      expect(outcome).toEqual({ thrown: failure })
+    })
   for (const [name, raw] of cases)
     test(`${name}: the store's own error comes out of streamReports`, async () => {
       const failure = new Error('connection lost while storing')
