@@ -51,7 +51,28 @@ async function commit(deps: IngestJobDeps, reads: Read[]): Promise<void> {
   )
 }
 
-export async function processBatch(deps: IngestJobDeps, ids: string[]): Promise<void> {
+/**
+ * A message whose job is on its last attempt and still cannot be stored is quarantined
+ * (`storage_failed`, with the last error), so it shows in GET /ingest/quarantine and can be retried
+ * by hand, instead of staying pending with no job once pg-boss gives up. False when even that
+ * fails (the database still gone): the job then fails for good and the message stays pending.
+ */
+async function giveUp(deps: IngestJobDeps, messageId: string, error: unknown): Promise<boolean> {
+  const message = `storing failed on every attempt: ${error instanceof Error ? error.message : String(error)}`
+  try {
+    await quarantineMessage(deps, messageId, { code: 'storage_failed', message })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** `lastAttempt`: the messages whose job pg-boss will not retry again (src/jobs/ingest.ts). */
+export async function processBatch(
+  deps: IngestJobDeps,
+  ids: string[],
+  lastAttempt: ReadonlySet<string> = new Set(),
+): Promise<void> {
   // In the batch's order (the queue's, so arrival order): of duplicates within it, the first is stored.
   const loaded = new Map(
     (await deps.messages.loadMany(ids, INLINE_BYTES)).map((message) => [message.id, message]),
@@ -74,6 +95,7 @@ export async function processBatch(deps: IngestJobDeps, ids: string[]): Promise<
         } catch (error) {
           // Storage trouble (its large report, a failure or TLS report): the message stays pending
           // and the batch is retried; what it held is dropped, stored by the retry.
+          if (lastAttempt.has(listed.id) && (await giveUp(deps, listed.id, error))) continue
           failures.push(error)
         }
       }
@@ -98,6 +120,7 @@ export async function processBatch(deps: IngestJobDeps, ids: string[]): Promise<
           message_id: read.id,
           error: error instanceof Error ? error.message : String(error),
         })
+        if (lastAttempt.has(read.id) && (await giveUp(deps, read.id, error))) continue
         failures.push(error)
       }
     }

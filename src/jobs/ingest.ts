@@ -253,6 +253,11 @@ export function ingestJobs(deps: IngestJobDeps): JobHandler[] {
       processBatch(
         deps,
         jobs.map((job) => job.data.messageId),
+        new Set(
+          jobs
+            .filter((job) => job.retryCount >= (PROCESS_MESSAGE.options.retryLimit ?? 0))
+            .map((job) => job.data.messageId),
+        ),
       ),
   )
   const enrich = handle(ENRICH_SOURCES, async () => {

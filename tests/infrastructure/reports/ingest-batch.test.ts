@@ -2,9 +2,10 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import type { ReportBatchStore } from '../../../domain/ingest/ports.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
+import { PROCESS_MESSAGE } from '../../../infrastructure/queue/catalogue.ts'
 import { ingestJobDeps, intake } from '../../../src/compose/ingest.ts'
 import { processStores } from '../../../src/compose/stores.ts'
-import type { IngestJobDeps } from '../../../src/jobs/ingest.ts'
+import { type IngestJobDeps, ingestJobs } from '../../../src/jobs/ingest.ts'
 import { processBatch } from '../../../src/jobs/ingest-batch.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
@@ -189,4 +190,44 @@ test('a message past the batch load size is loaded on its own and stored with th
     ['eight', 400],
     ['nine', 1],
   ])
+})
+
+test('a message that still cannot be stored on its job’s last attempt is quarantined (storage_failed), its neighbours stored', async () => {
+  const gone = { ...deps }
+  gone.reportDomains = async (account, policyDomain) =>
+    policyDomain === 'gone.example'
+      ? { ok: true, domainId: 2_000_000_000, name: 'gone.example' }
+      : deps.reportDomains(account, policyDomain)
+  const ids = [
+    await message(report({ id: 'ten', ips: ['203.0.113.10'] })),
+    await message(report({ id: 'eleven', domain: 'gone.example', ips: ['203.0.113.11'] })),
+  ]
+  // Not the last attempt: the batch fails, so pg-boss retries it, and the message stays pending.
+  await expect(processBatch(gone, ids)).rejects.toThrow()
+  expect((await messages(ids)).map((m) => m.status)).toEqual(['processed', 'pending'])
+  // The last attempt: no retry comes after it, so the message goes to the quarantine with the reason.
+  await processBatch(gone, ids, new Set([ids[1]!]))
+  const rows = rowsOf<{ status: string; code: string; message: string }>(
+    await t.db.database.db.execute(sql`select status, quarantine_code as code, quarantine_reason as message
+      from ingest_messages where id = ${ids[1]!}`),
+  )
+  expect(rows[0]).toMatchObject({ status: 'quarantined', code: 'storage_failed' })
+  expect(rows[0]!.message).toStartWith('storing failed on every attempt: ')
+})
+
+test('the queue’s handler tells the last attempt by the job’s retry count against the queue’s retry limit', async () => {
+  const gone = { ...deps }
+  gone.reportDomains = async (account, policyDomain) =>
+    policyDomain === 'gone.example'
+      ? { ok: true, domainId: 2_000_000_000, name: 'gone.example' }
+      : deps.reportDomains(account, policyDomain)
+  const id = await message(report({ id: 'twelve', domain: 'gone.example', ips: ['203.0.113.12'] }))
+  const handler = ingestJobs(gone).find((h) => h.queue.name === PROCESS_MESSAGE.name)!
+  const job = (retryCount: number) =>
+    ({ id: crypto.randomUUID(), data: { messageId: id }, retryCount }) as never
+  const limit = PROCESS_MESSAGE.options.retryLimit ?? 0
+  await expect(handler.handler([job(limit - 1)])).rejects.toThrow()
+  expect((await messages([id])).map((m) => [m.status, m.code])).toEqual([['pending', null]])
+  await handler.handler([job(limit)])
+  expect((await messages([id])).map((m) => [m.status, m.code])).toEqual([['quarantined', 'storage_failed']])
 })
