@@ -233,3 +233,43 @@ test('rollups keep raw passes, forwarding and a few signing/SPF domains per sour
   expect(row[0]!.dkim_domains.slice(0, 2)).toEqual(['d0.example', 'd1.example'])
   expect(row[0]!.spf_domains).toEqual(['bounce.esp.example'])
 })
+
+// A value PostgreSQL refuses (here a count past 2^31 - 1; the parser refuses those, this is the
+// writer's own guard) in a report that takes the COPY path. A refusal after the last chunk (500
+// records: under one 256 KB chunk) used to be dropped by postgres.js, and the write waited forever
+// with its transaction open (infrastructure/repositories/sql-tx.ts, copyIn). Either way the write
+// fails with PostgreSQL's own error and stores nothing.
+async function attempt(reportId: string, records: AggregateRecord[]) {
+  const writer = createAggregateWriter(t.db.database)
+  return Promise.race([
+    writer.write(write(reportId, records, `hash-${reportId}`)).then(
+      () => 'stored',
+      (error) => `failed: ${(error as Error).message}`,
+    ),
+    Bun.sleep(15_000).then(() => 'still waiting after 15 s'),
+  ])
+}
+
+const stored = async (reportId: string) =>
+  rowsOf<{ n: number }>(
+    await t.db.database.db.execute(
+      sql`select count(*)::int as n from aggregate_reports where report_id = ${reportId}`,
+    ),
+  )[0]!.n
+
+test('a value refused after the last chunk fails the write instead of hanging', async () => {
+  const records = Array.from({ length: 500 }, (_, i) =>
+    record(`192.0.2.${i % 250}`, i === 499 ? 3_000_000_000 : 1, true),
+  )
+  expect(await attempt('late-refusal', records)).toMatch(/^failed: .*out of range/)
+  expect(await stored('late-refusal')).toBe(0)
+}, 30_000)
+
+test('a value refused while rows still stream fails the write with the refusal', async () => {
+  // 20,000 records: several 256 KB chunks after the refused one.
+  const records = Array.from({ length: 20_000 }, (_, i) =>
+    record(`198.51.${Math.floor(i / 250)}.${i % 250}`, i === 450 ? 3_000_000_000 : 1, true),
+  )
+  expect(await attempt('early-refusal', records)).toMatch(/^failed: .*out of range/)
+  expect(await stored('early-refusal')).toBe(0)
+}, 30_000)

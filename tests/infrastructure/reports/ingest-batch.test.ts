@@ -152,14 +152,24 @@ test('a batch whose transaction fails stores nothing; its retry stores every rep
   ])
 })
 
+/**
+ * The job's deps with gone.example's lookup answering a domain that does not exist (as if removed
+ * between the lookup and the store): the batch statement fails on that report alone.
+ */
+function goneDomainDeps(): IngestJobDeps {
+  return {
+    ...deps,
+    reportDomains: async (account, policyDomain) =>
+      policyDomain === 'gone.example'
+        ? { ok: true, domainId: 2_000_000_000, name: 'gone.example' }
+        : deps.reportDomains(account, policyDomain),
+  }
+}
+
 test('a transaction that fails for one message is retried one by one: its neighbours are stored', async () => {
   // The report's domain removed between the lookup and the store (here: the lookup answers a
   // domain that does not exist): the batch statement fails on that report alone.
-  const gone = { ...deps }
-  gone.reportDomains = async (account, policyDomain) =>
-    policyDomain === 'gone.example'
-      ? { ok: true, domainId: 2_000_000_000, name: 'gone.example' }
-      : deps.reportDomains(account, policyDomain)
+  const gone = goneDomainDeps()
   const ids = [
     await message(report({ id: 'five', ips: ['203.0.113.1'] })),
     await message(report({ id: 'six', domain: 'gone.example', ips: ['203.0.113.2'] })),
@@ -193,11 +203,7 @@ test('a message past the batch load size is loaded on its own and stored with th
 })
 
 test('a message that still cannot be stored on its job’s last attempt is quarantined (storage_failed), its neighbours stored', async () => {
-  const gone = { ...deps }
-  gone.reportDomains = async (account, policyDomain) =>
-    policyDomain === 'gone.example'
-      ? { ok: true, domainId: 2_000_000_000, name: 'gone.example' }
-      : deps.reportDomains(account, policyDomain)
+  const gone = goneDomainDeps()
   const ids = [
     await message(report({ id: 'ten', ips: ['203.0.113.10'] })),
     await message(report({ id: 'eleven', domain: 'gone.example', ips: ['203.0.113.11'] })),
@@ -216,11 +222,7 @@ test('a message that still cannot be stored on its job’s last attempt is quara
 })
 
 test('the queue’s handler tells the last attempt by the job’s retry count against the queue’s retry limit', async () => {
-  const gone = { ...deps }
-  gone.reportDomains = async (account, policyDomain) =>
-    policyDomain === 'gone.example'
-      ? { ok: true, domainId: 2_000_000_000, name: 'gone.example' }
-      : deps.reportDomains(account, policyDomain)
+  const gone = goneDomainDeps()
   const id = await message(report({ id: 'twelve', domain: 'gone.example', ips: ['203.0.113.12'] }))
   const handler = ingestJobs(gone).find((h) => h.queue.name === PROCESS_MESSAGE.name)!
   const job = (retryCount: number) =>
