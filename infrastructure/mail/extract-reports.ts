@@ -5,7 +5,6 @@ import {
   type ExtractFailure,
   type ExtractLimits,
   limitExceeded,
-  rethrowStoreFailure,
   StoreFailure,
 } from './extraction-failure.ts'
 import { FailureParts, headersSayFailureReport, isFeedbackType } from './failure-parts.ts'
@@ -106,7 +105,6 @@ async function walkMessage(
     try {
       await addPartPayloads(walk.sink, reader.stream(), part, limits)
     } catch (error) {
-      rethrowStoreFailure(error)
       skipped.push({ ...part, entryName: null, reason: asExtractionError(error, 'reading').reason })
     }
   } else {
@@ -218,7 +216,6 @@ async function collect(
       try {
         await addPartPayloads(walk.sink, content, part, walk.limits)
       } catch (error) {
-        rethrowStoreFailure(error)
         // Decompression errors are values already; this is the guard for anything unforeseen.
         walk.sink.skipped.push({
           ...part,
@@ -229,7 +226,6 @@ async function collect(
       await drain(content)
     }
   } catch (error) {
-    rethrowStoreFailure(error)
     return mimeFailure(error, walk.limits.maxParts)
   } finally {
     // A return from inside the loop leaves the parser: close it.

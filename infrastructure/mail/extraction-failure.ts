@@ -51,7 +51,11 @@ export class StoreFailure extends Error {
   }
 }
 
-/** Rethrows a store's failure; anything else is the extraction's to judge. */
+/**
+ * Rethrows a store's failure; anything else is the extraction's to judge. Called by the two maps
+ * from an error to a reason (asExtractionError, mime-stream.ts mimeFailure), so no guard can turn
+ * one into a skipped part or a quarantine.
+ */
 export function rethrowStoreFailure(error: unknown): void {
   if (error instanceof StoreFailure) throw error
 }

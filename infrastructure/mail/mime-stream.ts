@@ -1,5 +1,5 @@
 import { type AttachmentStream, type Headers, MailParser, type MessageText } from 'mailparser'
-import { type ExtractFailure, limitExceeded } from './extraction-failure.ts'
+import { type ExtractFailure, limitExceeded, rethrowStoreFailure } from './extraction-failure.ts'
 
 // mailparser's streaming MailParser as an async sequence: the message is written in as it is
 // read (from the database, a part of another message), and every attachment comes out as a
@@ -20,6 +20,8 @@ export interface MimeOptions {
 
 /** A parser error as the reason the message cannot be read. */
 export function mimeFailure(error: unknown, maxParts: number): ExtractFailure {
+  // Never a reason of the message's own: thrown on to the job (StoreFailure, extraction-failure.ts).
+  rethrowStoreFailure(error)
   const message = (error as Error)?.message ?? String(error)
   if ((error as { code?: string })?.code === 'EMAXLEN') {
     if (/child nodes/i.test(message))

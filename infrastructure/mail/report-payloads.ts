@@ -7,7 +7,6 @@ import {
   ExtractionError,
   type ExtractLimits,
   limitExceeded,
-  rethrowStoreFailure,
 } from './extraction-failure.ts'
 import { gunzipStream } from './gzip-stream.ts'
 import { SNIFF_BYTES, sniffFormat } from './sniff.ts'
@@ -210,7 +209,6 @@ export async function addPartPayloads(
       await addCompressed(sink, { ...part, entryName: entry.name, compression: 'zip' }, entry.chunks)
     }
   } catch (error) {
-    rethrowStoreFailure(error)
     sink.skipped.push({ ...part, entryName: null, reason: asExtractionError(error, 'zip').reason })
     return
   }
