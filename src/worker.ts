@@ -39,7 +39,7 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
   const { config } = runtime
   const webhooks = webhookJobs(boss, webhookJobDeps(runtime, boss))
   const workers = await registerJobs(boss, [
-    ...maintenanceJobs({ housekeeping: housekeeping(runtime.database.db), now: runtime.now }),
+    ...maintenanceJobs({ housekeeping: housekeeping(runtime.database), now: runtime.now }),
     ...ingestJobs(ingestJobDeps({ ...runtime, boss }, { messages, forensicTls: s.forensicTls })),
     ...mailboxJobs(
       { accept, logger: runtime.logger },

@@ -6,7 +6,7 @@ import {
   type SourceRollup,
 } from '../../domain/reports/report-rollup.ts'
 import type { AggregateWrite, RecordOutcome } from '../../domain/reports/store-aggregate.ts'
-import { copyText, pgArray, type RowFormat } from './sql-tx.ts'
+import { pgArray } from './sql-tx.ts'
 
 // The statements that store an aggregate report. Written with @name placeholders, compiled once to
 // $n, so one statement text (prepared once per connection) serves every report. Arrays travel as
@@ -78,44 +78,25 @@ export const STALE_MONTH_UPSERT =
  * its monthly rollups marked stale), all accumulated in memory while the
  * records streamed (domain/reports/report-rollup.ts), so the records are never read back. `gate`
  * joins a CTE that yields a row only when the report was inserted (the one-statement path).
+ * `perSource` false leaves out the two per-source parts (the rollups and the week's failing
+ * sources): a large report writes them to rollup_pending instead, merged after its commit
+ * (aggregate-report-merge.ts).
  */
-function figureCtes(gate: string, staged: boolean): string {
+function figureCtes(gate: string, perSource: boolean): string {
   const from = gate === '' ? 'from' : `from ${gate},`
-  // Large reports stream their sources into a temporary table (bounded memory); small ones pass
-  // them as array parameters (one round trip).
-  const sources = staged
-    ? 'rollup_stage u'
-    : `unnest(@ips::inet[], @dispositions::text[], @dkimAligned::bool[], @spfAligned::bool[], @messages::bigint[],
+  const sources = `unnest(@ips::inet[], @dispositions::text[], @dkimAligned::bool[], @spfAligned::bool[], @messages::bigint[],
     @spfPass::bigint[], @dkimPass::bigint[], @forwarded::bigint[], @dkimDomains::text[], @spfDomains::text[])
     as u(ip, disposition, dkim, spf, messages, spf_pass, dkim_pass, forwarded, dkim_domains, spf_domains)`
-  // Every upsert below goes in key order: a B-tree takes sorted insertions faster than random ones
-  // (measured on 100,000 new rollup rows: 0.66-1.0 s against 1.28 s; the sort costs PostgreSQL
-  // ~50 ms), and two reports stored at once that share rows (a domain's day, week or selectors)
-  // lock them in the same order, so one waits for the other instead of deadlocking.
-  const order = 'order by u.ip, u.disposition, u.dkim, u.spf'
-  const failing = staged
-    ? '(select ip, sum(messages) as messages from rollup_stage where not dkim and not spf group by ip) u'
-    : 'unnest(@failingIps::inet[], @failingMessages::bigint[]) as u(ip, messages)'
-  return `
-rollups as (
-  insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned,
-    messages, spf_pass, dkim_pass, forwarded, dkim_domains, spf_domains, reports)
-  select @account, @domain, @day::date, u.ip, u.disposition, u.dkim, u.spf, u.messages, u.spf_pass, u.dkim_pass,
-    u.forwarded, string_to_array(u.dkim_domains, ' '), string_to_array(u.spf_domains, ' '), 1
-  ${from} ${sources} ${order}
-  ${ROLLUP_UPSERT}
-), totals as (
+  const failing = 'unnest(@failingIps::inet[], @failingMessages::bigint[]) as u(ip, messages)'
+  const perSourceCtes = perSource ? `${rollupsCte(from, sources)}, ${weeklyCte(from, failing)},` : ''
+  return `${perSourceCtes}
+totals as (
   insert into daily_domain_totals (account_id, domain_id, day, messages, dmarc_pass, dkim_aligned, spf_aligned,
     disposition_none, disposition_quarantine, disposition_reject, disposition_other, reports)
   select @account, @domain, @day::date, @totalMessages, @dmarcPass, @totalDkimAligned, @totalSpfAligned,
     @none, @quarantine, @reject, @other, 1
   ${gate === '' ? '' : `from ${gate}`} where @records::int > 0
   ${TOTALS_UPSERT}
-), weekly as (
-  insert into weekly_failing_sources (account_id, domain_id, week, source_ip, failing)
-  select @account, @domain, date_trunc('week', @day::date)::date, u.ip, u.messages
-  ${from} ${failing} order by u.ip
-  ${WEEKLY_UPSERT}
 ), selectors as (
   insert into dkim_selectors_seen (domain_id, selector, signing_domain, last_seen, messages)
   select @domain, u.selector, u.signing_domain, @day::date, u.messages
@@ -123,12 +104,56 @@ rollups as (
   order by u.selector, u.signing_domain
   ${SELECTORS_UPSERT}
 ), late as (
-  insert into monthly_rollup_builds (account_id, month, built_at, stale)
-  select @account, date_trunc('month', @day::date::timestamp)::date, null::timestamptz, true
-  ${gate === '' ? '' : `from ${gate}`}
-  where ${ENDED_MONTH('@day::date')}
-  ${STALE_MONTH_UPSERT}
+  ${lateInsert(gate === '' ? '' : `from ${gate}`, '@account', '@day::date')}
 )`
+}
+
+// Every upsert below goes in key order: a B-tree takes sorted insertions faster than random ones
+// (measured on 100,000 new rollup rows: 0.66-1.0 s against 1.28 s; the sort costs PostgreSQL
+// ~50 ms), and two reports stored at once that share rows (a domain's day, week or selectors)
+// lock them in the same order, so one waits for the other instead of deadlocking.
+
+/** The rollup rows of `sources` (columns ip, disposition, dkim, spf, the figures, the evidence). */
+export function rollupsCte(
+  from: string,
+  sources: string,
+  account = '@account',
+  domain = '@domain',
+  day = '@day::date',
+) {
+  return `rollups as (
+  insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned,
+    messages, spf_pass, dkim_pass, forwarded, dkim_domains, spf_domains, reports)
+  select ${account}, ${domain}, ${day}, u.ip, u.disposition, u.dkim, u.spf, u.messages, u.spf_pass, u.dkim_pass,
+    u.forwarded, string_to_array(u.dkim_domains, ' '), string_to_array(u.spf_domains, ' '), 1
+  ${from} ${sources} order by u.ip, u.disposition, u.dkim, u.spf
+  ${ROLLUP_UPSERT}
+)`
+}
+
+/** The week's failing sources of `failing` (columns ip, messages). */
+export function weeklyCte(
+  from: string,
+  failing: string,
+  account = '@account',
+  domain = '@domain',
+  day = '@day::date',
+) {
+  return `weekly as (
+  insert into weekly_failing_sources (account_id, domain_id, week, source_ip, failing)
+  select ${account}, ${domain}, date_trunc('week', ${day})::date, u.ip, u.messages
+  ${from} ${failing} order by u.ip
+  ${WEEKLY_UPSERT}
+)`
+}
+
+/** The month of `day` marked stale when it has ended (`from`: the rows that gate it). */
+export function lateInsert(from: string, account: string, day: string) {
+  return `insert into monthly_rollup_builds (account_id, month, built_at, stale)
+  select ${account}, date_trunc('month', ${day}::timestamp)::date, null::timestamptz, true
+  ${from}
+  where ${ENDED_MONTH(day)}
+  ${STALE_MONTH_UPSERT}`
 }
 
 // received_at is when the report's message arrived (its intake, or the IMAP server's INTERNALDATE:
@@ -144,25 +169,11 @@ const REPORT_ROW = `insert into aggregate_reports (account_id, domain_id, messag
 /** Large reports: the report row first (figures zero until FINISH), then COPY, then FINISH. */
 export const INSERT_REPORT = compile(REPORT_ROW.replace('@records, @totalMessages', '0, 0'))
 
-/** Large reports: a per-transaction table the sources are copied into (dropped at commit). */
-export const CREATE_STAGE = `create temp table rollup_stage (ip inet, disposition text, dkim bool, spf bool,
-  messages bigint, spf_pass bigint, dkim_pass bigint, forwarded bigint, dkim_domains text, spf_domains text)
-  on commit drop`
-export const STAGE_COLUMNS = [
-  'ip',
-  'disposition',
-  'dkim',
-  'spf',
-  'messages',
-  'spf_pass',
-  'dkim_pass',
-  'forwarded',
-  'dkim_domains',
-  'spf_domains',
-] as const
-
-/** Large reports: after the COPY of the records, in the same transaction. */
-export const FINISH = compile(`with ${figureCtes('', true)}
+/**
+ * Large reports: after the COPY of the records and of the sources into rollup_pending, in the same
+ * transaction: everything but the per-source parts, merged after the commit.
+ */
+export const FINISH = compile(`with ${figureCtes('', false)}
 update aggregate_reports set content_hash = @contentHash, record_count = @records, message_count = @totalMessages
 where id = @reportId`)
 
@@ -180,7 +191,7 @@ export const STORE_SMALL = compile(`with report as (
   from report, unnest(@rIp::inet[], @rCount::int[], @rDisposition::text[], @rDkimEvaluated::text[],
     @rSpfEvaluated::text[], @rReasons::json[], @rHeaderFrom::text[], @rEnvelopeFrom::text[], @rEnvelopeTo::text[],
     @rDkim::json[], @rSpf::json[], @rDkimAligned::bool[], @rSpfAligned::bool[], @rDmarcPass::bool[]) as r
-), ${figureCtes('report', false)}
+), ${figureCtes('report', true)}
 select id from report`)
 
 export function metadataValues(input: AggregateWrite): Record<string, unknown> {
@@ -259,31 +270,4 @@ export function recordValues(records: [AggregateRecord, RecordOutcome][]): Recor
     rSpfAligned: column((_, o) => o.spfAligned),
     rDmarcPass: column((_, o) => o.dmarcPass),
   }
-}
-
-/** A source as a rollup_stage row (STAGE_COLUMNS). */
-export function stageRow(s: SourceRollup): unknown[] {
-  return [
-    s.sourceIp,
-    s.disposition,
-    s.dkimAligned,
-    s.spfAligned,
-    s.messages,
-    s.spfPass,
-    s.dkimPass,
-    s.forwarded,
-    s.dkimDomains.join(' '),
-    s.spfDomains.join(' '),
-  ]
-}
-
-/**
- * The stage's rows: values (PGlite's INSERT batches) and the COPY line built with the column types
- * known, as for the records (aggregate-record-line.ts), so no array of ten values is built and
- * tested value by value for each of a large report's ~100,000 sources.
- */
-export const STAGE_FORMAT: RowFormat<SourceRollup> = {
-  values: stageRow,
-  line: (s) =>
-    `${copyText(s.sourceIp)}\t${copyText(s.disposition)}\t${s.dkimAligned ? 't' : 'f'}\t${s.spfAligned ? 't' : 'f'}\t${s.messages}\t${s.spfPass}\t${s.dkimPass}\t${s.forwarded}\t${copyText(s.dkimDomains.join(' '))}\t${copyText(s.spfDomains.join(' '))}`,
 }

@@ -7,19 +7,23 @@ import {
   type RecordOutcome,
   reportDay,
 } from '../../domain/reports/store-aggregate.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../db/database.ts'
 import { enqueueReportAlerts } from '../queue/alert-triggers.ts'
 import { type CpuSlices, cpuSlices, DEFAULT_SLICE_MS } from '../runtime/cpu-slices.ts'
 import { RECORD_COLUMNS, type RecordItem, recordFormat } from './aggregate-record-line.ts'
 import {
+  enqueueMerge,
+  mergePendingRollups,
+  PENDING_COLUMNS,
+  pendingFormat,
+} from './aggregate-report-merge.ts'
+import {
   bind,
-  CREATE_STAGE,
   FINISH,
   INSERT_REPORT,
   metadataValues,
   recordValues,
-  STAGE_COLUMNS,
-  STAGE_FORMAT,
   STORE_SMALL,
   sourceValues,
   totalValues,
@@ -30,6 +34,8 @@ import { copyRows, type SqlTx, statementOf, transactionOf } from './sql-tx.ts'
 // while the records stream in: a small report (most of them) is one statement; a large one is a
 // transaction whose records go in with COPY (one stream, not thousands of INSERTs). Either way the
 // rollups are computed in memory on the way and written once, never read back from the records.
+// A large report's per-source rollup is merged right after its commit (aggregate-report-merge.ts),
+// so its totals show as soon as its records are in.
 
 /** Up to this many records a report is buffered and stored in one statement. */
 const SMALL_REPORT = 400
@@ -107,18 +113,25 @@ async function storeSmall(
   }
 }
 
-/**
- * With the process's queue, a stored report (not a duplicate) enqueues its domain's report rules,
- * debounced (infrastructure/queue/alert-triggers.ts). After the commit, not in it: the small path
- * is one statement, and a job lost to a crash in between is made up by the hourly scheduler.
- */
+export interface AggregateWriterOptions {
+  /**
+   * The process's queue: a stored report (not a duplicate) enqueues its domain's report rules,
+   * debounced (infrastructure/queue/alert-triggers.ts), after the commit, not in it (the small path
+   * is one statement, and a job lost to a crash in between is made up by the hourly scheduler); a
+   * large report enqueues its merge's safety net in its transaction.
+   */
+  boss?: PgBoss | null
+  /** CPU slices of a large report's stream (WORKER_SLICE_MS; infrastructure/runtime/cpu-slices.ts). */
+  sliceMs?: number
+  /** Where a merge left to the safety net is told (with a queue only). */
+  logger?: Logger
+}
+
 export function createAggregateWriter(
   database: Database,
-  boss: PgBoss | null = null,
-  /** CPU slices of a large report's stream (WORKER_SLICE_MS; infrastructure/runtime/cpu-slices.ts). */
-  sliceMs: number = DEFAULT_SLICE_MS,
+  { boss = null, sliceMs = DEFAULT_SLICE_MS, logger }: AggregateWriterOptions = {},
 ): AggregateReportWriter {
-  const writer = storeAggregate(database, sliceMs)
+  const writer = storeAggregate(database, sliceMs, boss, logger)
   if (boss === null) return writer
   return {
     async write(input) {
@@ -130,7 +143,27 @@ export function createAggregateWriter(
   }
 }
 
-function storeAggregate(database: Database, sliceMs: number): AggregateReportWriter {
+/**
+ * The merge right after a large report's commit. Its failure does not fail the report, stored
+ * already (a retried message would only count itself a duplicate): with a queue the safety net
+ * sent in the report's transaction merges the rows within minutes, and the failure is logged;
+ * without one (tests, tools) it is thrown.
+ */
+async function mergeAfterCommit(database: Database, reportId: number, boss: PgBoss | null, logger?: Logger) {
+  try {
+    await mergePendingRollups(database, reportId)
+  } catch (error) {
+    if (boss === null) throw error
+    logger?.warn('rollup merge left to its job', { reportId, error: String(error) })
+  }
+}
+
+function storeAggregate(
+  database: Database,
+  sliceMs: number,
+  boss: PgBoss | null,
+  logger: Logger | undefined,
+): AggregateReportWriter {
   return {
     async write(input) {
       const day = reportDay(input.metadata.begin)
@@ -164,18 +197,19 @@ function storeAggregate(database: Database, sliceMs: number): AggregateReportWri
           }
           const format = recordFormat({ reportId, accountId: input.accountId, domainId: input.domainId, day })
           await copyRows(tx, 'aggregate_records', RECORD_COLUMNS, items(), format)
-          await tx.query(CREATE_STAGE)
           // Fewer collection hints than for the records (whose parser garbage needs them): every
           // 20,000 sources, the stage took ~30% less time at the same peak RSS; with none, the
           // peak rose by ~25 MB (100,000 sources, docs/ingestion.md).
           await copyRows(
             tx,
-            'rollup_stage',
-            STAGE_COLUMNS,
+            'rollup_pending',
+            PENDING_COLUMNS,
             toAsync(rollup.sources(), slices),
-            STAGE_FORMAT,
+            pendingFormat(reportId, input.accountId),
             20_000,
           )
+          if (boss !== null)
+            await enqueueMerge(boss, tx, { reportId, accountId: input.accountId, domainId: input.domainId })
           const totals = rollup.totals()
           const values = { ...metadataValues(input), ...totalValues(totals, rollup.selectors()) }
           try {
@@ -189,11 +223,12 @@ function storeAggregate(database: Database, sliceMs: number): AggregateReportWri
             throw error
           }
           return { status: 'stored' as const, reportId, records: totals.records, messages: totals.messages }
-        }).then(async (result) =>
-          result.status === 'duplicate' && result.reportId === 0
+        }).then(async (result) => {
+          if (result.status === 'stored') await mergeAfterCommit(database, result.reportId, boss, logger)
+          return result.status === 'duplicate' && result.reportId === 0
             ? { status: 'duplicate' as const, reportId: await countDuplicate(database, input, null) }
-            : result,
-        )
+            : result
+        })
       } catch (error) {
         if (!(error instanceof DuplicateContent)) throw error
         return { status: 'duplicate', reportId: await countDuplicate(database, input, input.contentHash()) }

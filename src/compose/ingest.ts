@@ -8,9 +8,11 @@ import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 import { cacheFound } from '../../infrastructure/cache/found-cache.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
+import { enqueueReportAlerts } from '../../infrastructure/queue/alert-triggers.ts'
 import { PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { localWorkerWake } from '../../infrastructure/queue/wake.ts'
 import { pgReportBatchStore } from '../../infrastructure/repositories/aggregate-report-batch.ts'
+import { mergePendingRollups } from '../../infrastructure/repositories/aggregate-report-merge.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
 import {
   MESSAGE_PIECE_BYTES,
@@ -124,9 +126,19 @@ export function ingestJobDeps(
   return {
     // The API shares this thread in ROLE=all: CPU slices (WORKER_SLICE_MS) and enrichment budgets
     // (ENRICH_PTR_*; docs/ingestion.md).
-    aggregates: createAggregateWriter(database, runtime.boss, config.workerSliceMs),
+    aggregates: createAggregateWriter(database, {
+      boss: runtime.boss,
+      sliceMs: config.workerSliceMs,
+      logger: runtime.logger,
+    }),
     batches: pgReportBatchStore(database, runtime.boss),
     reportDomains: cachedReportDomains(reportDomains(database), now),
+    mergeRollups: async (job) => {
+      const merged = await mergePendingRollups(database, job.reportId)
+      if (merged > 0 && runtime.boss !== null)
+        await enqueueReportAlerts(runtime.boss, { accountId: job.accountId, domainId: job.domainId })
+      return merged
+    },
     enrichSources: (input) =>
       enrichSources({ db: database.db, dns, now }, { ...input, concurrency: config.enrichPtr.concurrency }),
     messages,

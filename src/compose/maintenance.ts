@@ -1,4 +1,5 @@
-import type { Db } from '../../infrastructure/db/database.ts'
+import type { Database } from '../../infrastructure/db/database.ts'
+import { mergeLeftoverRollups } from '../../infrastructure/repositories/aggregate-report-merge.ts'
 import { pruneDeliveryLogs } from '../../infrastructure/repositories/pg-delivery-log-retention.ts'
 import { buildMonthlyRollups } from '../../infrastructure/repositories/pg-monthly-rollups.ts'
 import { pruneNotificationMail } from '../../infrastructure/repositories/pg-notification-mail-store.ts'
@@ -9,7 +10,8 @@ import { deleteExpiredSessions } from '../../infrastructure/repositories/pg-sess
 import type { Housekeeping } from '../jobs/maintenance.ts'
 
 /** The maintenance jobs' housekeeping on the process's database. */
-export function housekeeping(db: Db): Housekeeping {
+export function housekeeping(database: Database): Housekeeping {
+  const db = database.db
   return {
     deleteExpiredCounters: (nowSeconds) => deleteExpiredCounters(db, nowSeconds),
     deleteExpiredSessions: (now) => deleteExpiredSessions(db, now),
@@ -21,6 +23,11 @@ export function housekeeping(db: Db): Housekeeping {
       const deliveryLogs = await pruneDeliveryLogs(db)
       return { ...applied, deliveryLogs }
     },
-    buildMonthlyRollups: () => buildMonthlyRollups(db),
+    buildMonthlyRollups: async () => {
+      // A large report's rollup rows still pending (its merge and that merge's job both failed)
+      // are merged first, so the months are built from every stored report.
+      await mergeLeftoverRollups(database)
+      return buildMonthlyRollups(db)
+    },
   }
 }

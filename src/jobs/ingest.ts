@@ -28,7 +28,7 @@ import { readAll, streamReports } from '../../infrastructure/mail/extract-report
 import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
 import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
-import { ENRICH_SOURCES, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
+import { ENRICH_SOURCES, MERGE_ROLLUPS, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import { gcPacer, paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
@@ -45,6 +45,12 @@ export interface IngestJobDeps {
   reportDomains: ReportDomainLookup
   /** Reverse DNS of new source IPs (the ENRICH_SOURCES cron, never inside the parser). */
   enrichSources: SourceEnricher
+  /**
+   * A large report's per-source rollup left pending (the writer merges it right after the commit;
+   * this is the MERGE_ROLLUPS safety net): the rows merged, 0 when none were left; a merge that
+   * moved rows enqueues its domain's report rules (src/compose/ingest.ts).
+   */
+  mergeRollups: (job: { reportId: number; accountId: string; domainId: number }) => Promise<number>
   /** A worker batch's small reports and marks, in one transaction (src/jobs/ingest-batch.ts). */
   batches: ReportBatchStore
   messages: JobMessageStore
@@ -264,5 +270,12 @@ export function ingestJobs(deps: IngestJobDeps): JobHandler[] {
     const looked = await deps.enrichSources({ limit: deps.enrichPtr?.perRun ?? 1000 })
     if (looked > 0) deps.logger.info('source IPs enriched', { count: looked })
   })
-  return [processMessages, enrich]
+  // One job at a time: each is one statement, and nearly always finds its rows merged already.
+  const merge = handle(MERGE_ROLLUPS, async (jobs) => {
+    for (const job of jobs) {
+      const merged = await deps.mergeRollups(job.data)
+      if (merged > 0) deps.logger.info('pending rollup merged by its job', { ...job.data, rows: merged })
+    }
+  })
+  return [processMessages, merge, enrich]
 }

@@ -42,6 +42,7 @@ const TENANT = [
   'notification_settings',
   'organizations',
   'policy_changes',
+  'rollup_pending',
   'sessions',
   'spf_management',
   'spf_proposals',

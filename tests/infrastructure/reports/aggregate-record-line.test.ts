@@ -7,7 +7,10 @@ import {
   recordFormat,
   recordRow,
 } from '../../../infrastructure/repositories/aggregate-record-line.ts'
-import { STAGE_COLUMNS, STAGE_FORMAT } from '../../../infrastructure/repositories/aggregate-report-sql.ts'
+import {
+  PENDING_COLUMNS,
+  pendingFormat,
+} from '../../../infrastructure/repositories/aggregate-report-merge.ts'
 import { copyLine } from '../../../infrastructure/repositories/sql-tx.ts'
 
 // The COPY line built directly must be byte for byte the general form (the row's values through
@@ -118,7 +121,7 @@ test('the values are the INSERT parameters in column order', () => {
   ])
 })
 
-test('a stage line is byte for byte the stage row through copyField, whatever the values hold', () => {
+test('a pending rollup line is byte for byte its row through copyField, whatever the values hold', () => {
   const sources: SourceRollup[] = [
     ...hostile.map((value, i) => ({
       sourceIp: value,
@@ -145,8 +148,9 @@ test('a stage line is byte for byte the stage row through copyField, whatever th
       spfDomains: ['a.example', 'b.example'],
     },
   ]
+  const format = pendingFormat(report.reportId, report.accountId)
   for (const source of sources) {
-    expect(STAGE_FORMAT.line!(source)).toBe(copyLine(STAGE_FORMAT.values(source)))
-    expect(STAGE_FORMAT.values(source)).toHaveLength(STAGE_COLUMNS.length)
+    expect(format.line!(source)).toBe(copyLine(format.values(source)))
+    expect(format.values(source)).toHaveLength(PENDING_COLUMNS.length)
   }
 })

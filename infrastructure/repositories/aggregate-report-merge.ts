@@ -1,0 +1,123 @@
+import type { PgBoss, Db as QueueDb } from 'pg-boss'
+import type { SourceRollup } from '../../domain/reports/report-rollup.ts'
+import type { Database } from '../db/database.ts'
+import { MERGE_ROLLUPS, send } from '../queue/catalogue.ts'
+import { bind, compile, lateInsert, rollupsCte, weeklyCte } from './aggregate-report-sql.ts'
+import { copyText, type RowFormat, type SqlTx, statementOf } from './sql-tx.ts'
+
+// A large report's per-source rollup, merged after its commit (docs/ingestion.md, "The per-source
+// rollup merged after the commit"). Writing ~100,000 daily_rollups rows is most of a large
+// report's finishing statement (~1 s of PostgreSQL's index upkeep): the report's transaction
+// copies its sources into rollup_pending instead (cheap: no index), so its totals, records and
+// selectors are visible at its commit, and this statement moves them into daily_rollups and
+// weekly_failing_sources right after, in one statement of its own. A job enqueued in the report's
+// transaction does the same later if the process stops in between or the merge fails, so the
+// rows are merged exactly once: the statement deletes what it merges.
+
+export const PENDING_COLUMNS = [
+  'report_id',
+  'account_id',
+  'source_ip',
+  'disposition',
+  'dkim_aligned',
+  'spf_aligned',
+  'messages',
+  'spf_pass',
+  'dkim_pass',
+  'forwarded',
+  'dkim_domains',
+  'spf_domains',
+] as const
+
+/**
+ * A source as a rollup_pending row: values (PGlite's INSERT batches) and the COPY line built with
+ * the column types known, as for the records (aggregate-record-line.ts), so no array of values is
+ * built and tested value by value for each of a large report's ~100,000 sources.
+ */
+export function pendingFormat(reportId: number, accountId: string): RowFormat<SourceRollup> {
+  const head = `${reportId}\t${copyText(accountId)}\t`
+  return {
+    values: (s) => [
+      reportId,
+      accountId,
+      s.sourceIp,
+      s.disposition,
+      s.dkimAligned,
+      s.spfAligned,
+      s.messages,
+      s.spfPass,
+      s.dkimPass,
+      s.forwarded,
+      s.dkimDomains.join(' '),
+      s.spfDomains.join(' '),
+    ],
+    line: (s) =>
+      `${head}${copyText(s.sourceIp)}\t${copyText(s.disposition)}\t${s.dkimAligned ? 't' : 'f'}\t${s.spfAligned ? 't' : 'f'}\t${s.messages}\t${s.spfPass}\t${s.dkimPass}\t${s.forwarded}\t${copyText(s.dkimDomains.join(' '))}\t${copyText(s.spfDomains.join(' '))}`,
+  }
+}
+
+// The report's rows leave rollup_pending whatever happens; they reach the rollups only while the
+// report exists (a domain removed in between took its report along). The account, domain and day
+// are the report's own (reportDay: the UTC date of its begin), and the month is marked stale again
+// here in case the nightly build ran between the commit and the merge.
+const KEPT = `kept as (
+  select m.*, r.account_id as account, r.domain_id as domain, (r.begin_at at time zone 'UTC')::date as day
+  from moved m join aggregate_reports r on r.id = @reportId and r.account_id = m.account_id
+)`
+export const MERGE = compile(`with moved as (
+  delete from rollup_pending where report_id = @reportId
+  returning account_id, source_ip as ip, disposition, dkim_aligned as dkim, spf_aligned as spf, messages, spf_pass,
+    dkim_pass, forwarded, dkim_domains, spf_domains
+), ${KEPT}, ${rollupsCte('from', 'kept u', 'u.account', 'u.domain', 'u.day')},
+${weeklyCte(
+  'from',
+  `(select account, domain, day, ip, sum(messages) as messages from kept where not dkim and not spf
+    group by account, domain, day, ip) u`,
+  'u.account',
+  'u.domain',
+  'u.day',
+)}, late as (
+  ${lateInsert('from (select account, day from kept limit 1) k', 'k.account', 'k.day')}
+)
+select count(*)::int as merged from kept`)
+
+/** Merges a report's pending rollup rows; 0 when there were none (merged already). */
+export async function mergePendingRollups(database: Database, reportId: number): Promise<number> {
+  const rows = await statementOf<{ merged: number }>(database, MERGE.text, bind(MERGE, { reportId }))
+  return rows[0]?.merged ?? 0
+}
+
+/**
+ * Every report's rows still pending, one report at a time (the nightly monthly build calls this
+ * first). Only committed rows are seen, so a report being stored is never merged early; a report
+ * merged meanwhile by its writer or its job is found empty (the delete waits for theirs).
+ */
+export async function mergeLeftoverRollups(database: Database): Promise<number> {
+  const reports = await statementOf<{ id: number }>(
+    database,
+    'select distinct report_id as id from rollup_pending order by 1',
+    [],
+  )
+  let merged = 0
+  for (const { id } of reports) merged += await mergePendingRollups(database, Number(id))
+  return merged
+}
+
+/** A raw transaction as pg-boss's executor, so a job is sent in the transaction of its rows. */
+export function queueDbOf(tx: SqlTx): QueueDb {
+  return { executeSql: async (text, values) => ({ rows: await tx.query(text, values) }) }
+}
+
+/**
+ * The merge's safety net, sent in the report's transaction: due a minute later, by which time the
+ * writer has normally merged the rows itself and the job finds none.
+ */
+export function enqueueMerge(
+  boss: PgBoss,
+  tx: SqlTx,
+  job: { reportId: number; accountId: string; domainId: number },
+) {
+  return send(boss, MERGE_ROLLUPS, job, { db: queueDbOf(tx), startAfter: MERGE_SAFETY_NET_SECONDS })
+}
+
+export const MERGE_SAFETY_NET_SECONDS = 60
