@@ -25,7 +25,13 @@ async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }
 
 // BENCH_ONLY=large|queue|small|summary|memory runs one part (comma-separated for several).
 const only = (part: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(part)
-const { db, database, now, boss, runtime, s } = await benchRuntime({ RATE_LIMIT_API_PER_MINUTE: '10000000' })
+const { db, database, now, boss, runtime, s } = await benchRuntime({
+  RATE_LIMIT_API_PER_MINUTE: '10000000',
+  // INGEST_PARSE_THREAD_BYTES=n: a variant's setting (docs/ingestion.md).
+  ...(process.env.INGEST_PARSE_THREAD_BYTES
+    ? { INGEST_PARSE_THREAD_BYTES: process.env.INGEST_PARSE_THREAD_BYTES }
+    : {}),
+})
 const account = await benchAccount(s, 'bench@example.com')
 const recipient = account.recipient
 const domains = Array.from({ length: 20 }, (_, i) => `brand${i}.example`)

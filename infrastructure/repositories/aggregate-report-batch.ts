@@ -6,8 +6,8 @@ import { type AggregateWriteResult, reportDay } from '../../domain/reports/store
 import type { Database } from '../db/database.ts'
 import { enqueueReportAlerts } from '../queue/alert-triggers.ts'
 import { STORE_BATCH } from './aggregate-report-batch-sql.ts'
+import { COUNT_BY_CONTENT, COUNT_BY_IDENTITY } from './aggregate-report-large.ts'
 import { bind, recordValues } from './aggregate-report-sql.ts'
-import { COUNT_BY_CONTENT, COUNT_BY_IDENTITY } from './aggregate-report-writer.ts'
 import { pgArray, type SqlTx, transactionOf } from './sql-tx.ts'
 
 // A worker's batch of small reports (domain/ingest/report-batch.ts) in one transaction: one

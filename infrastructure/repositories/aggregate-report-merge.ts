@@ -1,9 +1,8 @@
 import type { PgBoss, Db as QueueDb } from 'pg-boss'
-import type { SourceRollup } from '../../domain/reports/report-rollup.ts'
 import type { Database } from '../db/database.ts'
 import { MERGE_ROLLUPS, send } from '../queue/catalogue.ts'
 import { bind, compile, lateInsert, rollupsCte, weeklyCte } from './aggregate-report-sql.ts'
-import { copyText, type RowFormat, type SqlTx, statementOf } from './sql-tx.ts'
+import { type SqlTx, statementOf } from './sql-tx.ts'
 
 // A large report's per-source rollup, merged after its commit (docs/ingestion.md, "The per-source
 // rollup merged after the commit"). Writing ~100,000 daily_rollups rows is most of a large
@@ -13,48 +12,6 @@ import { copyText, type RowFormat, type SqlTx, statementOf } from './sql-tx.ts'
 // weekly_failing_sources right after, in one statement of its own. A job enqueued in the report's
 // transaction does the same later if the process stops in between or the merge fails, so the
 // rows are merged exactly once: the statement deletes what it merges.
-
-export const PENDING_COLUMNS = [
-  'report_id',
-  'account_id',
-  'source_ip',
-  'disposition',
-  'dkim_aligned',
-  'spf_aligned',
-  'messages',
-  'spf_pass',
-  'dkim_pass',
-  'forwarded',
-  'dkim_domains',
-  'spf_domains',
-] as const
-
-/**
- * A source as a rollup_pending row: values (PGlite's INSERT batches) and the COPY line built with
- * the column types known, as for the records (aggregate-record-line.ts), so no array of values is
- * built and tested value by value for each of a large report's ~100,000 sources.
- */
-export function pendingFormat(reportId: number, accountId: string): RowFormat<SourceRollup> {
-  const head = `${reportId}\t${copyText(accountId)}\t`
-  return {
-    values: (s) => [
-      reportId,
-      accountId,
-      s.sourceIp,
-      s.disposition,
-      s.dkimAligned,
-      s.spfAligned,
-      s.messages,
-      s.spfPass,
-      s.dkimPass,
-      s.forwarded,
-      s.dkimDomains.join(' '),
-      s.spfDomains.join(' '),
-    ],
-    line: (s) =>
-      `${head}${copyText(s.sourceIp)}\t${copyText(s.disposition)}\t${s.dkimAligned ? 't' : 'f'}\t${s.spfAligned ? 't' : 'f'}\t${s.messages}\t${s.spfPass}\t${s.dkimPass}\t${s.forwarded}\t${copyText(s.dkimDomains.join(' '))}\t${copyText(s.spfDomains.join(' '))}`,
-  }
-}
 
 // The report's rows leave rollup_pending whatever happens; they reach the rollups only while the
 // report exists (a domain removed in between took its report along). The account, domain and day

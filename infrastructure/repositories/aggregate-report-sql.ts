@@ -194,7 +194,9 @@ export const STORE_SMALL = compile(`with report as (
 ), ${figureCtes('report', true)}
 select id from report`)
 
-export function metadataValues(input: AggregateWrite): Record<string, unknown> {
+export function metadataValues(
+  input: Pick<AggregateWrite, 'accountId' | 'domainId' | 'messageId' | 'metadata'>,
+): Record<string, unknown> {
   const m = input.metadata
   return {
     account: input.accountId,

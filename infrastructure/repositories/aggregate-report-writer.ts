@@ -11,24 +11,18 @@ import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../db/database.ts'
 import { enqueueReportAlerts } from '../queue/alert-triggers.ts'
 import { type CpuSlices, cpuSlices, DEFAULT_SLICE_MS } from '../runtime/cpu-slices.ts'
+import { PENDING_COLUMNS, pendingFormat } from './aggregate-pending-line.ts'
 import { RECORD_COLUMNS, type RecordItem, recordFormat } from './aggregate-record-line.ts'
-import {
-  enqueueMerge,
-  mergePendingRollups,
-  PENDING_COLUMNS,
-  pendingFormat,
-} from './aggregate-report-merge.ts'
+import { countDuplicate, type LargeDeps, storeLarge } from './aggregate-report-large.ts'
 import {
   bind,
-  FINISH,
-  INSERT_REPORT,
   metadataValues,
   recordValues,
   STORE_SMALL,
   sourceValues,
   totalValues,
 } from './aggregate-report-sql.ts'
-import { copyRows, type SqlTx, statementOf, transactionOf } from './sql-tx.ts'
+import { copyRows, statementOf } from './sql-tx.ts'
 
 // Raw SQL on purpose: the same statements run on postgres.js and PGlite. Two paths, chosen by size
 // while the records stream in: a small report (most of them) is one statement; a large one is a
@@ -40,46 +34,11 @@ import { copyRows, type SqlTx, statementOf, transactionOf } from './sql-tx.ts'
 /** Up to this many records a report is buffered and stored in one statement. */
 const SMALL_REPORT = 400
 
-class DuplicateContent extends Error {}
-
 async function* toAsync<T>(items: Iterable<T>, slices: CpuSlices): AsyncGenerator<T> {
   for (const item of items) {
     if (slices.due()) await slices.pause()
     yield item
   }
-}
-
-async function insertReport(tx: SqlTx, input: AggregateWrite): Promise<number | null> {
-  // The content hash is known only after the last record: a unique placeholder until FINISH.
-  const values = { ...metadataValues(input), contentHash: `pending:${crypto.randomUUID()}` }
-  const rows = await tx.query<{ id: number }>(INSERT_REPORT.text, bind(INSERT_REPORT, values))
-  // bigint ids arrive as strings from postgres.js.
-  return rows[0] === undefined ? null : Number(rows[0].id)
-}
-
-export const COUNT_BY_IDENTITY = `update aggregate_reports set duplicates_seen = duplicates_seen + 1
-  where account_id = $1 and lower(reporter_org) = lower($2) and report_id = $3 and policy_domain = $4
-    and begin_at = to_timestamp($5) and end_at = to_timestamp($6) returning id`
-export const COUNT_BY_CONTENT =
-  'update aggregate_reports set duplicates_seen = duplicates_seen + 1 where account_id = $1 and content_hash = $2 returning id'
-
-/** A duplicate is acknowledged and counted on the report stored first (by identity, else content). */
-async function countDuplicate(database: Database, input: AggregateWrite, contentHash: string | null) {
-  const m = input.metadata
-  const byIdentity = await statementOf<{ id: number }>(database, COUNT_BY_IDENTITY, [
-    input.accountId,
-    m.orgName,
-    m.reportId,
-    m.policy.domain,
-    m.begin,
-    m.end,
-  ])
-  if (byIdentity[0] !== undefined || contentHash === null) return Number(byIdentity[0]?.id ?? 0)
-  const byContent = await statementOf<{ id: number }>(database, COUNT_BY_CONTENT, [
-    input.accountId,
-    contentHash,
-  ])
-  return Number(byContent[0]?.id ?? 0)
 }
 
 async function storeSmall(
@@ -131,7 +90,8 @@ export function createAggregateWriter(
   database: Database,
   { boss = null, sliceMs = DEFAULT_SLICE_MS, logger }: AggregateWriterOptions = {},
 ): AggregateReportWriter {
-  const writer = storeAggregate(database, sliceMs, boss, logger)
+  const large: LargeDeps = { database, boss, ...(logger === undefined ? {} : { logger }) }
+  const writer = storeAggregate(large, sliceMs)
   if (boss === null) return writer
   return {
     async write(input) {
@@ -143,27 +103,8 @@ export function createAggregateWriter(
   }
 }
 
-/**
- * The merge right after a large report's commit. Its failure does not fail the report, stored
- * already (a retried message would only count itself a duplicate): with a queue the safety net
- * sent in the report's transaction merges the rows within minutes, and the failure is logged;
- * without one (tests, tools) it is thrown.
- */
-async function mergeAfterCommit(database: Database, reportId: number, boss: PgBoss | null, logger?: Logger) {
-  try {
-    await mergePendingRollups(database, reportId)
-  } catch (error) {
-    if (boss === null) throw error
-    logger?.warn('rollup merge left to its job', { reportId, error: String(error) })
-  }
-}
-
-function storeAggregate(
-  database: Database,
-  sliceMs: number,
-  boss: PgBoss | null,
-  logger: Logger | undefined,
-): AggregateReportWriter {
+function storeAggregate(large: LargeDeps, sliceMs: number): AggregateReportWriter {
+  const { database } = large
   return {
     async write(input) {
       const day = reportDay(input.metadata.begin)
@@ -180,59 +121,33 @@ function storeAggregate(
         rollup.add(next.value, outcome)
         head.push([next.value, outcome])
       }
-      try {
-        return await transactionOf(database, async (tx) => {
-          const reportId = await insertReport(tx, input)
-          if (reportId === null) return { status: 'duplicate' as const, reportId: 0 }
-          async function* items(): AsyncGenerator<RecordItem> {
-            yield* head.splice(0)
-            while (true) {
-              if (slices.due()) await slices.pause()
-              const next = await iterator.next()
-              if (next.done) return
-              const outcome = input.evaluate(next.value)
-              rollup.add(next.value, outcome)
-              yield [next.value, outcome]
-            }
+      return storeLarge(large, input, day, async (tx, reportId) => {
+        async function* items(): AsyncGenerator<RecordItem> {
+          yield* head.splice(0)
+          while (true) {
+            if (slices.due()) await slices.pause()
+            const next = await iterator.next()
+            if (next.done) return
+            const outcome = input.evaluate(next.value)
+            rollup.add(next.value, outcome)
+            yield [next.value, outcome]
           }
-          const format = recordFormat({ reportId, accountId: input.accountId, domainId: input.domainId, day })
-          await copyRows(tx, 'aggregate_records', RECORD_COLUMNS, items(), format)
-          // Fewer collection hints than for the records (whose parser garbage needs them): every
-          // 20,000 sources, the stage took ~30% less time at the same peak RSS; with none, the
-          // peak rose by ~25 MB (100,000 sources, docs/ingestion.md).
-          await copyRows(
-            tx,
-            'rollup_pending',
-            PENDING_COLUMNS,
-            toAsync(rollup.sources(), slices),
-            pendingFormat(reportId, input.accountId),
-            20_000,
-          )
-          if (boss !== null)
-            await enqueueMerge(boss, tx, { reportId, accountId: input.accountId, domainId: input.domainId })
-          const totals = rollup.totals()
-          const values = { ...metadataValues(input), ...totalValues(totals, rollup.selectors()) }
-          try {
-            await tx.query(
-              FINISH.text,
-              bind(FINISH, { ...values, day, reportId, contentHash: input.contentHash() }),
-            )
-          } catch (error) {
-            // The same decompressed content was stored before: a duplicate (rolled back below).
-            if ((error as { code?: string }).code === '23505') throw new DuplicateContent()
-            throw error
-          }
-          return { status: 'stored' as const, reportId, records: totals.records, messages: totals.messages }
-        }).then(async (result) => {
-          if (result.status === 'stored') await mergeAfterCommit(database, result.reportId, boss, logger)
-          return result.status === 'duplicate' && result.reportId === 0
-            ? { status: 'duplicate' as const, reportId: await countDuplicate(database, input, null) }
-            : result
-        })
-      } catch (error) {
-        if (!(error instanceof DuplicateContent)) throw error
-        return { status: 'duplicate', reportId: await countDuplicate(database, input, input.contentHash()) }
-      }
+        }
+        const format = recordFormat({ reportId, accountId: input.accountId, domainId: input.domainId, day })
+        await copyRows(tx, 'aggregate_records', RECORD_COLUMNS, items(), format)
+        // Fewer collection hints than for the records (whose parser garbage needs them): every
+        // 20,000 sources, the stage took ~30% less time at the same peak RSS; with none, the
+        // peak rose by ~25 MB (100,000 sources, docs/ingestion.md).
+        await copyRows(
+          tx,
+          'rollup_pending',
+          PENDING_COLUMNS,
+          toAsync(rollup.sources(), slices),
+          pendingFormat(reportId, input.accountId),
+          20_000,
+        )
+        return { totals: rollup.totals(), selectors: rollup.selectors() }
+      })
     },
   }
 }

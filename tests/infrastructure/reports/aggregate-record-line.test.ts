@@ -3,14 +3,14 @@ import type { AggregateRecord } from '../../../domain/reports/aggregate-types.ts
 import type { SourceRollup } from '../../../domain/reports/report-rollup.ts'
 import type { RecordOutcome } from '../../../domain/reports/store-aggregate.ts'
 import {
+  PENDING_COLUMNS,
+  pendingFormat,
+} from '../../../infrastructure/repositories/aggregate-pending-line.ts'
+import {
   RECORD_COLUMNS,
   recordFormat,
   recordRow,
 } from '../../../infrastructure/repositories/aggregate-record-line.ts'
-import {
-  PENDING_COLUMNS,
-  pendingFormat,
-} from '../../../infrastructure/repositories/aggregate-report-merge.ts'
 import { copyLine } from '../../../infrastructure/repositories/sql-tx.ts'
 
 // The COPY line built directly must be byte for byte the general form (the row's values through

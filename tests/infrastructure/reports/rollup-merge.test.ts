@@ -5,10 +5,12 @@ import type { AggregateWrite } from '../../../domain/reports/store-aggregate.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { MERGE_ROLLUPS } from '../../../infrastructure/queue/catalogue.ts'
 import {
-  MERGE_SAFETY_NET_SECONDS,
-  mergePendingRollups,
   PENDING_COLUMNS,
   pendingFormat,
+} from '../../../infrastructure/repositories/aggregate-pending-line.ts'
+import {
+  MERGE_SAFETY_NET_SECONDS,
+  mergePendingRollups,
 } from '../../../infrastructure/repositories/aggregate-report-merge.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { transactionOf } from '../../../infrastructure/repositories/sql-tx.ts'
