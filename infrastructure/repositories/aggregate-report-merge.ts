@@ -47,17 +47,27 @@ export async function mergePendingRollups(database: Database, reportId: number):
 /**
  * Every report's rows still pending, one report at a time (the nightly monthly build calls this
  * first). Only committed rows are seen, so a report being stored is never merged early; a report
- * merged meanwhile by its writer or its job is found empty (the delete waits for theirs).
+ * merged meanwhile by its writer or its job is found empty (the delete waits for theirs). A report
+ * whose merge fails does not stop the others: its error is returned with it.
  */
-export async function mergeLeftoverRollups(database: Database): Promise<number> {
+export async function mergeLeftoverRollups(
+  database: Database,
+): Promise<{ merged: number; failed: { reportId: number; error: unknown }[] }> {
   const reports = await statementOf<{ id: number }>(
     database,
     'select distinct report_id as id from rollup_pending order by 1',
     [],
   )
   let merged = 0
-  for (const { id } of reports) merged += await mergePendingRollups(database, Number(id))
-  return merged
+  const failed: { reportId: number; error: unknown }[] = []
+  for (const { id } of reports) {
+    try {
+      merged += await mergePendingRollups(database, Number(id))
+    } catch (error) {
+      failed.push({ reportId: Number(id), error })
+    }
+  }
+  return { merged, failed }
 }
 
 /** A raw transaction as pg-boss's executor, so a job is sent in the transaction of its rows. */
@@ -66,15 +76,17 @@ export function queueDbOf(tx: SqlTx): QueueDb {
 }
 
 /**
- * The merge's safety net, sent in the report's transaction: due a minute later, by which time the
- * writer has normally merged the rows itself and the job finds none.
+ * The merge's safety net, sent in the report's transaction at its end: due a minute after that
+ * (a time, not a delay, which pg-boss would count from the transaction's start), by which time
+ * the writer has normally merged the rows itself and the job finds none.
  */
 export function enqueueMerge(
   boss: PgBoss,
   tx: SqlTx,
   job: { reportId: number; accountId: string; domainId: number },
 ) {
-  return send(boss, MERGE_ROLLUPS, job, { db: queueDbOf(tx), startAfter: MERGE_SAFETY_NET_SECONDS })
+  const startAfter = new Date(Date.now() + MERGE_SAFETY_NET_SECONDS * 1000)
+  return send(boss, MERGE_ROLLUPS, job, { db: queueDbOf(tx), startAfter })
 }
 
 export const MERGE_SAFETY_NET_SECONDS = 60

@@ -25,9 +25,18 @@ export function housekeeping(database: Database): Housekeeping {
     },
     buildMonthlyRollups: async () => {
       // A large report's rollup rows still pending (its merge and that merge's job both failed)
-      // are merged first, so the months are built from every stored report.
-      await mergeLeftoverRollups(database)
-      return buildMonthlyRollups(db)
+      // are merged first, so the months are built from every stored report. One that still fails
+      // stops neither the others nor the build (its month is marked stale again whenever it is
+      // merged); the job fails after the build, so the failure shows and the run is retried.
+      const leftovers = await mergeLeftoverRollups(database)
+      const built = await buildMonthlyRollups(db)
+      if (leftovers.failed.length > 0) {
+        const first = leftovers.failed[0]!
+        throw new Error(
+          `pending rollups of ${leftovers.failed.length} report(s) could not be merged (report ${first.reportId}: ${String(first.error)})`,
+        )
+      }
+      return built
     },
   }
 }
