@@ -31,6 +31,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   spf_proposal: 'SPF proposal',
   token: 'token',
   'embed key': 'embed key',
+  'mail suppression': 'mail suppression',
   user: 'user',
 }
 

@@ -49,6 +49,7 @@ import { ingestRoutes } from './routes/ingest.ts'
 import { ingestReportRoutes } from './routes/ingest-reports.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { notificationDigestRoutes } from './routes/notification-digest.ts'
+import { notificationSuppressionRoutes } from './routes/notification-suppressions.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { organizationRoutes } from './routes/organizations.ts'
 import { postureRoutes } from './routes/posture.ts'
@@ -198,6 +199,7 @@ export function buildApp(runtime: Runtime) {
         allowPrivate: config.webhookAllowPrivate,
       }),
     )
+    .use(notificationSuppressionRoutes({ suppressions: s.mailSuppressionList, auth }))
     .use(spfRoutes({ spf, reports: s.reports, auth, providers }))
     .use(spfProposalRoutes({ spf, auth, providers }))
     .use(forensicTlsRoutes({ failureTls: s.forensicTls, reports: s.reports, auth, now }))

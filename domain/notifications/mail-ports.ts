@@ -1,4 +1,5 @@
 import type { StoredAlert } from '../alerts/ports.ts'
+import type { Page, PageRequest } from '../shared/pagination.ts'
 
 // Notification mail (issue #21, docs/notifications.md "Mail"): what the mail jobs read and write.
 // Implemented by infrastructure/repositories/pg-notification-mail-store.ts; the transport by
@@ -35,6 +36,25 @@ export interface MailSuppressionStore {
   isSuppressed(accountId: string, recipient: string, kind: MailKind): Promise<boolean>
   /** A permanent bounce: no kind is sent to the address again. */
   bounced(accountId: string, recipient: string, detail: string, now: Date): Promise<void>
+}
+
+/** A suppression as the account sees it (docs/notifications.md, "Unsubscribe"). */
+export interface MailSuppression {
+  recipient: string
+  /** `all` after a permanent bounce. */
+  kind: MailKind | 'all'
+  reason: 'unsubscribed' | 'bounced'
+  /** The mail server's answer, for a bounce. */
+  detail: string | null
+  at: Date
+}
+
+/** The account's suppressions, listed and lifted by its members. */
+export interface MailSuppressionList {
+  /** Newest first (then by address and kind), a page of them. */
+  list(accountId: string, page: PageRequest): Promise<Page<MailSuppression>>
+  /** Lifts an address's suppressions (of `kind`, or every one when null); how many were lifted. */
+  lift(accountId: string, recipient: string, kind: MailSuppression['kind'] | null): Promise<number>
 }
 
 export interface UnsubscribeTarget {

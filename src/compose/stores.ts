@@ -20,6 +20,7 @@ import { pgDomainVerifications } from '../../infrastructure/repositories/pg-doma
 import { pgEmbedKeyStore } from '../../infrastructure/repositories/pg-embed-key-store.ts'
 import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import { pgLoginLinkStore } from '../../infrastructure/repositories/pg-login-link-store.ts'
+import { pgMailSuppressionList } from '../../infrastructure/repositories/pg-mail-suppressions.ts'
 import { pgInvitationStore, pgMemberStore } from '../../infrastructure/repositories/pg-member-store.ts'
 import {
   pgAccountMembers,
@@ -78,6 +79,8 @@ export function stores(database: Database, boss: PgBoss | null = null) {
     invitations: pgInvitationStore(db),
     oauthIdentities: pgOAuthIdentityStore(db),
     mailSuppressions: pgMailSuppressionStore(db),
+    /** The suppressions as the account's members list and lift them. */
+    mailSuppressionList: pgMailSuppressionList(db),
     unsubscribeTokens: pgUnsubscribeTokenStore(db),
     accountMembers: pgAccountMembers(db),
   }

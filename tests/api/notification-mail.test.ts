@@ -130,6 +130,25 @@ describe('alert emails', () => {
     await smtp.waitFor(second, 2, 60_000)
     await Bun.sleep(1000)
     expect(smtp.to(first)).toHaveLength(1)
+
+    // The account sees the suppression and lifts it: the next alert reaches the address again.
+    const listed = await t.request('GET', '/api/v1/notifications/suppressions', { token: account.token })
+    expect(listed.body).toMatchObject({
+      data: [{ recipient: first, kind: 'alerts', reason: 'unsubscribed', detail: null }],
+      meta: { total: 1 },
+    })
+    const lifted = await t.request(
+      'DELETE',
+      `/api/v1/notifications/suppressions/${encodeURIComponent(first)}`,
+      {
+        token: account.token,
+      },
+    )
+    expect(lifted.body).toEqual({ data: { lifted: 1 } })
+    expect(await suppressed()).toBe(0)
+    await Bun.sleep(INTERVAL * 1000)
+    await openAlerts(account, candidate('critical'))
+    await smtp.waitFor(first, 2, 60_000)
   }, 180_000)
 
   test('a burst of 3 alerts is one mail listing all three; below the threshold nothing is sent', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { pgConnectionStore } from '../../infrastructure/repositories/pg-dns-provider-store.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
@@ -441,6 +442,18 @@ const cases: Case[] = [
     stranger: { status: 400, check: (body) => expect(body.errors['slack.webhook_url']).toBeArray() },
   },
   {
+    method: 'GET',
+    route: '/api/v1/notifications/suppressions',
+    path: () => '/api/v1/notifications/suppressions',
+    stranger: { status: 200, check: (body) => expect(body).toMatchObject({ data: [], meta: { total: 0 } }) },
+  },
+  {
+    method: 'DELETE',
+    route: '/api/v1/notifications/suppressions/:address',
+    path: () => '/api/v1/notifications/suppressions/owner@owned.example',
+    stranger: { status: 404, check: (body) => expect(body.error).toBe('not_found') },
+  },
+  {
     method: 'POST',
     route: '/api/v1/dns-providers/authenticate',
     path: () => '/api/v1/dns-providers/authenticate',
@@ -597,6 +610,11 @@ beforeAll(async () => {
       slack: { webhook_url: 'https://93.184.215.14/owned-slack', min_severity: 'high' },
     },
   })
+  // An address of the owner's that bounced: the stranger can neither list nor lift it.
+  await t.runtime.database.db.execute(
+    sql`insert into mail_suppressions (account_id, recipient, kind, reason, detail, at)
+      values (${owner.accountId}, 'owner@owned.example', 'all', 'bounced', '550 no such user', now())`,
+  )
   // A stored connection of the owner (no provider needs to answer for the stranger's 404s).
   connectionId = (
     await pgConnectionStore(t.db.database.db, { secrets: t.runtime.secrets }).insert(owner.accountId, {
@@ -668,6 +686,10 @@ describe('with another account’s token', () => {
     expect(keys.body.data.map((k: { id: string }) => k.id)).toEqual([embedKeyId])
     const org = await t.request('GET', `/api/v1/organizations/${orgId}`, { token: owner.token })
     expect(org.body.data).toMatchObject({ name: 'Owned', domain_count: 1 })
+    const suppressions = await t.request('GET', '/api/v1/notifications/suppressions', { token: owner.token })
+    expect(suppressions.body.data.map((row: { recipient: string }) => row.recipient)).toEqual([
+      'owner@owned.example',
+    ])
     const notifications = await t.request('GET', '/api/v1/notifications', { token: owner.token })
     expect(notifications.body.data.slack).toMatchObject({
       webhook_url: 'https://93.184.215.14/…lack',
