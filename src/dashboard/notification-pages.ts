@@ -3,6 +3,7 @@ import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import type { AlertSeverity } from '../../domain/alerts/alert.ts'
 import { sendChatTest } from '../../domain/notifications/chat-delivery.ts'
 import type { ChatChannel, DigestFrequency } from '../../domain/notifications/settings.ts'
+import { liftSuppression, listSuppressions } from '../../domain/notifications/suppressions.ts'
 import {
   type ChatChange,
   type NotificationChanges,
@@ -17,6 +18,11 @@ import type { DashboardServices } from './services.ts'
 
 // Settings → Notifications (docs/notifications.md): the same use case and rules as
 // PUT /api/v1/notifications, and the same test messages as POST /api/v1/notifications/test.
+
+/** Suppressions listed on the page (the API pages through all of them). */
+const SUPPRESSIONS_SHOWN = 100
+
+const KINDS = ['alerts', 'digest', 'all'] as const
 
 /** Longer than 20 addresses of 254 characters with separators: refused before splitting. */
 const MAX_RECIPIENTS_TEXT = 6000
@@ -33,11 +39,21 @@ export function notificationPages(s: DashboardServices, sessions: ReturnType<typ
     session: ActiveSession,
     extra: { form?: NotificationForm; errors?: FieldErrors; notice?: string | null; status?: number } = {},
   ) => {
-    const [settings, last] = await Promise.all([
+    const [settings, last, suppressions] = await Promise.all([
       s.notificationSettings.get(session.accountId),
       s.chat.log.lastDeliveries(session.accountId),
+      listSuppressions(
+        { suppressions: s.mailSuppressionList },
+        { accountId: session.accountId, page: { page: 1, perPage: SUPPRESSIONS_SHOWN } },
+      ),
     ])
-    const view = notificationSettingsView({ viewer: viewerOf(session), settings, last, ...extra })
+    const view = notificationSettingsView({
+      viewer: viewerOf(session),
+      settings,
+      last,
+      suppressions,
+      ...extra,
+    })
     return htmlResponse(view, { status: extra.status ?? 200 })
   }
 
@@ -108,6 +124,31 @@ export function notificationPages(s: DashboardServices, sessions: ReturnType<typ
         }
         s.logger.info('notification settings saved', { account_id: session.accountId })
         return redirectTo('/settings/notifications?saved=1')
+      },
+      { session: true, csrf: true },
+    )
+    .post(
+      '/settings/notifications/suppressions',
+      async ({ session, body, request }) => {
+        noteAccount(request, session)
+        const fields = formOf(body)
+        const address = (fields.get('address') ?? '').trim()
+        const kind = KINDS.find((value) => value === fields.get('kind'))
+        // The form's own values only: anything else is a forged or stale post.
+        if (
+          kind === undefined ||
+          address === '' ||
+          address.length > 254 ||
+          /[\u0000-\u001f\u007f]/.test(address)
+        )
+          return page(session, { notice: 'Nothing to lift.', status: 400 })
+        const lifted = await liftSuppression(
+          { suppressions: s.mailSuppressionList },
+          { accountId: session.accountId, recipient: address, kind },
+        )
+        if (!lifted.ok) return page(session, { notice: `${address} was not suppressed.`, status: 404 })
+        s.logger.info('mail suppression lifted', { account_id: session.accountId, kind })
+        return page(session, { notice: `${address} will be mailed again.` })
       },
       { session: true, csrf: true },
     )

@@ -1,4 +1,5 @@
 import type { LastChatDelivery } from '../../domain/notifications/chat-delivery.ts'
+import type { MailSuppression } from '../../domain/notifications/mail-ports.ts'
 import {
   type ChatChannel,
   DIGEST_FREQUENCIES,
@@ -7,6 +8,7 @@ import {
   type NotificationSettings,
   SEVERITIES,
 } from '../../domain/notifications/settings.ts'
+import type { Page } from '../../domain/shared/pagination.ts'
 import { badge, time } from './domain-views.ts'
 import { html, type SafeHtml } from './html.ts'
 import { csrfField, errorSummary, type FieldErrors, field, layout, type Viewer } from './layout.ts'
@@ -111,10 +113,36 @@ ${lastDelivery(input.last)}
 </fieldset>`
 }
 
+const KIND_LABELS: Record<MailSuppression['kind'], string> = {
+  alerts: 'Alert emails',
+  digest: 'Digest',
+  all: 'Every mail',
+}
+
+/** The addresses not mailed, each with a button that lifts its suppression (docs/notifications.md). */
+function suppressionSection(page: Page<MailSuppression>, csrf: SafeHtml): SafeHtml {
+  const intro = html`<h2 id="suppressions">Addresses not mailed</h2>
+<p>An address that used the unsubscribe link of a mail gets no more mail of that kind; one whose mail server refused it permanently gets none at all.</p>`
+  if (page.total === 0) return html`${intro}<p class="muted">None: every recipient is mailed.</p>`
+  const rows = page.items.map(
+    (
+      row,
+    ) => html`<tr><td>${row.recipient}</td><td>${KIND_LABELS[row.kind]}</td><td>${row.reason === 'bounced' ? html`Bounced${row.detail === null ? '' : html` <span class="muted">(${row.detail})</span>`}` : 'Unsubscribed'}</td><td>${time(row.at)}</td>
+<td><form method="post" action="/settings/notifications/suppressions" class="inline">${csrf}<input type="hidden" name="address" value="${row.recipient}"><input type="hidden" name="kind" value="${row.kind}"><button type="submit" class="secondary">Mail again</button></form></td></tr>`,
+  )
+  const more =
+    page.total > page.items.length
+      ? html`<p class="muted">${page.items.length} of ${page.total} shown; the API lists them all (GET /api/v1/notifications/suppressions).</p>`
+      : ''
+  return html`${intro}<table><thead><tr><th scope="col">Address</th><th scope="col">Not sent</th><th scope="col">Why</th><th scope="col">Since</th><th scope="col"><span class="skip">Action</span></th></tr></thead>
+<tbody>${rows}</tbody></table>${more}`
+}
+
 export function notificationSettingsView(input: {
   viewer: Viewer
   settings: NotificationSettings
   last: Partial<Record<ChatChannel, LastChatDelivery>>
+  suppressions: Page<MailSuppression>
   form?: NotificationForm
   errors?: FieldErrors
   notice?: string | null
@@ -153,6 +181,7 @@ ${chatSection({ channel: 'teams', settings, form, errors, last: input.last.teams
 ${testButton('email', 'Send test email', false)}
 ${testButton('slack', 'Send test to Slack', settings.slack.webhookUrl === null)}
 ${testButton('teams', 'Send test to Teams', settings.teams.webhookUrl === null)}
-</div>`
+</div>
+${suppressionSection(input.suppressions, csrf)}`
   return layout({ title: 'Notifications', viewer, current: '/settings/notifications', body })
 }

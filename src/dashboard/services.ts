@@ -14,6 +14,7 @@ import type { DomainStore, OrganizationLookup } from '../../domain/domains/ports
 import type { EmbedKeyStore } from '../../domain/embed/embed-key.ts'
 import type { QuarantineStore } from '../../domain/ingest/quarantine.ts'
 import type { ChatDeliveryDeps, ChatDeliveryLog } from '../../domain/notifications/chat-delivery.ts'
+import type { MailSuppressionList } from '../../domain/notifications/mail-ports.ts'
 import type { NotificationSettingsStore } from '../../domain/notifications/settings.ts'
 import type { TestEmailSender } from '../../domain/notifications/test-email.ts'
 import type { OrganizationStore } from '../../domain/organizations/organization.ts'
@@ -53,6 +54,8 @@ export interface DashboardStores {
   oauthIdentities: OAuthIdentityStore & PasswordRemover
   webhooks: WebhookStore
   notificationSettings: NotificationSettingsStore
+  /** The addresses not mailed (unsubscribed or bounced), listed and lifted on the notifications page. */
+  mailSuppressionList: MailSuppressionList
   /** The report figures (sources, overrides, daily volumes). */
   figures: SourceFigures
   counter: RateLimitCounter

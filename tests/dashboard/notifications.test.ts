@@ -170,3 +170,55 @@ describe('notification settings page', () => {
     ).toBe(403)
   })
 })
+
+describe('addresses not mailed', () => {
+  const accountOf = async () => {
+    const token = await t.tokenFor(email)
+    const { stores } = await import('../../src/compose.ts')
+    const { rowsOf } = await import('../../infrastructure/db/database.ts')
+    const { sql } = await import('drizzle-orm')
+    const [row] = rowsOf<{ id: string }>(
+      await t.db.database.db.execute(
+        sql`select m.account_id as id from memberships m join users u on u.id = m.user_id where u.email = ${email}`,
+      ),
+    )
+    return { token, accountId: row!.id, suppressions: stores(t.db.database).mailSuppressions, sql }
+  }
+
+  test('none at first; then listed with why, and "Mail again" lifts one (CSRF required)', async () => {
+    expect((await client.get(PAGE)).html).toContain('None: every recipient is mailed.')
+    const { accountId, suppressions, sql } = await accountOf()
+    await suppressions.bounced(
+      accountId,
+      'gone@example.org',
+      '550 5.1.1 <gone@example.org>: no such user',
+      new Date(),
+    )
+    await t.db.database.db.execute(sql`insert into mail_suppressions (account_id, recipient, kind, reason, at)
+      values (${accountId}, 'reader@example.org', 'digest', 'unsubscribed', now())`)
+    const page = await client.get(PAGE)
+    expect(page.html).toContain(
+      '<td>gone@example.org</td><td>Every mail</td><td>Bounced <span class="muted">(550 5.1.1 &lt;gone@example.org&gt;: no such user)</span></td>',
+    )
+    expect(page.html).toContain('<td>reader@example.org</td><td>Digest</td><td>Unsubscribed</td>')
+    const action = '/settings/notifications/suppressions'
+    // Without the token: refused, nothing lifted.
+    expect((await client.post(action, { address: 'gone@example.org', kind: 'all' })).status).toBe(403)
+    expect(await suppressions.isSuppressed(accountId, 'gone@example.org', 'alerts')).toBe(true)
+    const lifted = await client.submit(PAGE, { address: 'gone@example.org', kind: 'all' }, action)
+    expect(lifted.status).toBe(200)
+    expect(lifted.html).toContain('gone@example.org will be mailed again.')
+    expect(lifted.html).not.toContain('<td>gone@example.org</td>')
+    expect(await suppressions.isSuppressed(accountId, 'gone@example.org', 'alerts')).toBe(false)
+    expect(await suppressions.isSuppressed(accountId, 'reader@example.org', 'digest')).toBe(true)
+    // Again, or a kind it does not have, or a forged kind: nothing lifted, said on the page.
+    expect((await client.submit(PAGE, { address: 'gone@example.org', kind: 'all' }, action)).status).toBe(404)
+    expect(
+      (await client.submit(PAGE, { address: 'reader@example.org', kind: 'alerts' }, action)).status,
+    ).toBe(404)
+    expect(
+      (await client.submit(PAGE, { address: 'reader@example.org', kind: 'everything' }, action)).status,
+    ).toBe(400)
+    expect(await suppressions.isSuppressed(accountId, 'reader@example.org', 'digest')).toBe(true)
+  })
+})
