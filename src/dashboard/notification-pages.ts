@@ -9,6 +9,7 @@ import {
   type NotificationChanges,
   saveNotificationSettings,
 } from '../../domain/notifications/use-cases.ts'
+import { SINGLE_LINE } from '../../plugins/input-schemas.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { checkWebhookUrl } from '../routes/webhook-url.ts'
 import { noteAccount, viewerOf } from './guards.ts'
@@ -23,6 +24,9 @@ import type { DashboardServices } from './services.ts'
 const SUPPRESSIONS_SHOWN = 100
 
 const KINDS = ['alerts', 'digest', 'all'] as const
+
+/** No control characters: the API's rule for text (plugins/input-schemas.ts). */
+const SINGLE_LINE_TEXT = new RegExp(SINGLE_LINE)
 
 /** Longer than 20 addresses of 254 characters with separators: refused before splitting. */
 const MAX_RECIPIENTS_TEXT = 6000
@@ -135,12 +139,7 @@ export function notificationPages(s: DashboardServices, sessions: ReturnType<typ
         const address = (fields.get('address') ?? '').trim()
         const kind = KINDS.find((value) => value === fields.get('kind'))
         // The form's own values only: anything else is a forged or stale post.
-        if (
-          kind === undefined ||
-          address === '' ||
-          address.length > 254 ||
-          /[\u0000-\u001f\u007f]/.test(address)
-        )
+        if (kind === undefined || address === '' || address.length > 254 || !SINGLE_LINE_TEXT.test(address))
           return page(session, { notice: 'Nothing to lift.', status: 400 })
         const lifted = await liftSuppression(
           { suppressions: s.mailSuppressionList },

@@ -219,6 +219,8 @@ describe('addresses not mailed', () => {
     expect(
       (await client.submit(PAGE, { address: 'reader@example.org', kind: 'everything' }, action)).status,
     ).toBe(400)
+    const control = await client.submit(PAGE, { address: 'reader\u0000@example.org', kind: 'digest' }, action)
+    expect(control.status).toBe(400)
     expect(await suppressions.isSuppressed(accountId, 'reader@example.org', 'digest')).toBe(true)
   })
 })
