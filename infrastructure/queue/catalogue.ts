@@ -92,13 +92,19 @@ export const PROCESS_MESSAGE = queue<{ messageId: string }>('ingest.process-mess
   expireInSeconds: 900,
   heartbeatSeconds: 30,
 })
+/** A large report whose per-source rollup may still be pending, and its domain. */
+export interface MergeJob extends DomainJob {
+  reportId: number
+}
 // A large report's per-source rollup, should the writer not have merged it right after the commit
 // (infrastructure/repositories/aggregate-report-merge.ts): sent in the report's transaction, due a
-// minute later; it finds nothing to do when the writer merged the rows itself.
-export const MERGE_ROLLUPS = queue<{ reportId: number; accountId: string; domainId: number }>(
-  'ingest.merge-rollups',
-  { retryLimit: 10, retryDelay: 30, retryBackoff: true, expireInSeconds: 900 },
-)
+// minute after its end; it finds nothing to do when the writer merged the rows itself.
+export const MERGE_ROLLUPS = queue<MergeJob>('ingest.merge-rollups', {
+  retryLimit: 10,
+  retryDelay: 30,
+  retryBackoff: true,
+  expireInSeconds: 900,
+})
 export const ENRICH_SOURCES = queue(
   'ingest.enrich-sources',
   { policy: 'singleton', retryLimit: 2, expireInSeconds: 600 },

@@ -61,7 +61,7 @@ async function insertReport(tx: SqlTx, input: ReportHead): Promise<number | null
 export interface LargeDeps {
   database: Database
   boss: PgBoss | null
-  logger?: Logger
+  logger?: Logger | undefined
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { PgBoss, Db as QueueDb } from 'pg-boss'
 import type { Database } from '../db/database.ts'
-import { MERGE_ROLLUPS, send } from '../queue/catalogue.ts'
+import { MERGE_ROLLUPS, type MergeJob, send } from '../queue/catalogue.ts'
 import { bind, compile, lateInsert, rollupsCte, weeklyCte } from './aggregate-report-sql.ts'
 import { type SqlTx, statementOf } from './sql-tx.ts'
 
@@ -21,20 +21,19 @@ const KEPT = `kept as (
   select m.*, r.account_id as account, r.domain_id as domain, (r.begin_at at time zone 'UTC')::date as day
   from moved m join aggregate_reports r on r.id = @reportId and r.account_id = m.account_id
 )`
+const KEPT_OWNER = { account: 'u.account', domain: 'u.domain', day: 'u.day' }
 export const MERGE = compile(`with moved as (
   delete from rollup_pending where report_id = @reportId
   returning account_id, source_ip as ip, disposition, dkim_aligned as dkim, spf_aligned as spf, messages, spf_pass,
     dkim_pass, forwarded, dkim_domains, spf_domains
-), ${KEPT}, ${rollupsCte('from', 'kept u', 'u.account', 'u.domain', 'u.day')},
+), ${KEPT}, ${rollupsCte('from', 'kept u', KEPT_OWNER)},
 ${weeklyCte(
   'from',
   `(select account, domain, day, ip, sum(messages) as messages from kept where not dkim and not spf
     group by account, domain, day, ip) u`,
-  'u.account',
-  'u.domain',
-  'u.day',
+  KEPT_OWNER,
 )}, late as (
-  ${lateInsert('from (select account, day from kept limit 1) k', 'k.account', 'k.day')}
+  ${lateInsert('from (select account, day from kept limit 1) u', KEPT_OWNER)}
 )
 select count(*)::int as merged from kept`)
 
@@ -80,11 +79,7 @@ export function queueDbOf(tx: SqlTx): QueueDb {
  * (a time, not a delay, which pg-boss would count from the transaction's start), by which time
  * the writer has normally merged the rows itself and the job finds none.
  */
-export function enqueueMerge(
-  boss: PgBoss,
-  tx: SqlTx,
-  job: { reportId: number; accountId: string; domainId: number },
-) {
+export function enqueueMerge(boss: PgBoss, tx: SqlTx, job: MergeJob) {
   const startAfter = new Date(Date.now() + MERGE_SAFETY_NET_SECONDS * 1000)
   return send(boss, MERGE_ROLLUPS, job, { db: queueDbOf(tx), startAfter })
 }

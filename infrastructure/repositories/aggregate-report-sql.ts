@@ -104,7 +104,7 @@ totals as (
   order by u.selector, u.signing_domain
   ${SELECTORS_UPSERT}
 ), late as (
-  ${lateInsert(gate === '' ? '' : `from ${gate}`, '@account', '@day::date')}
+  ${lateInsert(gate === '' ? '' : `from ${gate}`)}
 )`
 }
 
@@ -113,46 +113,44 @@ totals as (
 // ~50 ms), and two reports stored at once that share rows (a domain's day, week or selectors)
 // lock them in the same order, so one waits for the other instead of deadlocking.
 
+/** Whose figures a statement writes: SQL expressions for the account, the domain and the day. */
+export interface FigureOwner {
+  account: string
+  domain: string
+  day: string
+}
+
+/** The report's own parameters (the one-report statements). */
+const REPORT_OWNER: FigureOwner = { account: '@account', domain: '@domain', day: '@day::date' }
+
 /** The rollup rows of `sources` (columns ip, disposition, dkim, spf, the figures, the evidence). */
-export function rollupsCte(
-  from: string,
-  sources: string,
-  account = '@account',
-  domain = '@domain',
-  day = '@day::date',
-) {
+export function rollupsCte(from: string, sources: string, owner: FigureOwner = REPORT_OWNER) {
   return `rollups as (
   insert into daily_rollups (account_id, domain_id, day, source_ip, disposition, dkim_aligned, spf_aligned,
     messages, spf_pass, dkim_pass, forwarded, dkim_domains, spf_domains, reports)
-  select ${account}, ${domain}, ${day}, u.ip, u.disposition, u.dkim, u.spf, u.messages, u.spf_pass, u.dkim_pass,
-    u.forwarded, string_to_array(u.dkim_domains, ' '), string_to_array(u.spf_domains, ' '), 1
+  select ${owner.account}, ${owner.domain}, ${owner.day}, u.ip, u.disposition, u.dkim, u.spf, u.messages, u.spf_pass,
+    u.dkim_pass, u.forwarded, string_to_array(u.dkim_domains, ' '), string_to_array(u.spf_domains, ' '), 1
   ${from} ${sources} order by u.ip, u.disposition, u.dkim, u.spf
   ${ROLLUP_UPSERT}
 )`
 }
 
 /** The week's failing sources of `failing` (columns ip, messages). */
-export function weeklyCte(
-  from: string,
-  failing: string,
-  account = '@account',
-  domain = '@domain',
-  day = '@day::date',
-) {
+export function weeklyCte(from: string, failing: string, owner: FigureOwner = REPORT_OWNER) {
   return `weekly as (
   insert into weekly_failing_sources (account_id, domain_id, week, source_ip, failing)
-  select ${account}, ${domain}, date_trunc('week', ${day})::date, u.ip, u.messages
+  select ${owner.account}, ${owner.domain}, date_trunc('week', ${owner.day})::date, u.ip, u.messages
   ${from} ${failing} order by u.ip
   ${WEEKLY_UPSERT}
 )`
 }
 
-/** The month of `day` marked stale when it has ended (`from`: the rows that gate it). */
-export function lateInsert(from: string, account: string, day: string) {
+/** The month of the owner's day marked stale when it has ended (`from`: the rows that gate it). */
+export function lateInsert(from: string, owner: Pick<FigureOwner, 'account' | 'day'> = REPORT_OWNER) {
   return `insert into monthly_rollup_builds (account_id, month, built_at, stale)
-  select ${account}, date_trunc('month', ${day}::timestamp)::date, null::timestamptz, true
+  select ${owner.account}, date_trunc('month', ${owner.day}::timestamp)::date, null::timestamptz, true
   ${from}
-  where ${ENDED_MONTH(day)}
+  where ${ENDED_MONTH(owner.day)}
   ${STALE_MONTH_UPSERT}`
 }
 

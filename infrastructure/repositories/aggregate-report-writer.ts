@@ -90,7 +90,7 @@ export function createAggregateWriter(
   database: Database,
   { boss = null, sliceMs = DEFAULT_SLICE_MS, logger }: AggregateWriterOptions = {},
 ): AggregateReportWriter {
-  const large: LargeDeps = { database, boss, ...(logger === undefined ? {} : { logger }) }
+  const large: LargeDeps = { database, boss, logger }
   const writer = storeAggregate(large, sliceMs)
   if (boss === null) return writer
   return {

@@ -28,7 +28,12 @@ import { readAll, streamReports } from '../../infrastructure/mail/extract-report
 import { ExtractionError, type ExtractLimits } from '../../infrastructure/mail/extraction-failure.ts'
 import type { ReportPayload } from '../../infrastructure/mail/report-payloads.ts'
 import { ingestMessages, ingestRecords, ingestReports } from '../../infrastructure/metrics/instruments.ts'
-import { ENRICH_SOURCES, MERGE_ROLLUPS, PROCESS_MESSAGE } from '../../infrastructure/queue/catalogue.ts'
+import {
+  ENRICH_SOURCES,
+  MERGE_ROLLUPS,
+  type MergeJob,
+  PROCESS_MESSAGE,
+} from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import { gcPacer, paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
@@ -50,7 +55,7 @@ export interface IngestJobDeps {
    * this is the MERGE_ROLLUPS safety net): the rows merged, 0 when none were left; a merge that
    * moved rows enqueues its domain's report rules (src/compose/ingest.ts).
    */
-  mergeRollups: (job: { reportId: number; accountId: string; domainId: number }) => Promise<number>
+  mergeRollups: (job: MergeJob) => Promise<number>
   /** A worker batch's small reports and marks, in one transaction (src/jobs/ingest-batch.ts). */
   batches: ReportBatchStore
   messages: JobMessageStore

@@ -18,6 +18,7 @@ import { ingestJobDeps } from '../../../src/compose/ingest.ts'
 import { housekeeping } from '../../../src/compose/maintenance.ts'
 import { ingestJobs } from '../../../src/jobs/ingest.ts'
 import { reportMetadata } from '../../support/aggregate-metadata.ts'
+import { aggregateRecord, streamOf } from '../../support/aggregate-records.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 // A large report's per-source rollup goes to rollup_pending in its transaction and is merged into
@@ -40,30 +41,22 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => t.close())
 
-const record = (ip: string, count: number, pass: boolean): AggregateRecord => ({
-  sourceIp: ip,
-  count,
-  disposition: 'none',
-  dkimEvaluated: pass ? 'pass' : 'fail',
-  spfEvaluated: 'fail',
-  reasons: [],
-  headerFrom: 'example.com',
-  envelopeFrom: 'bounce.example.com',
-  envelopeTo: null,
-  dkim: [{ domain: 'example.com', selector: 's1', result: pass ? 'pass' : 'fail', humanResult: null }],
-  spf: [{ domain: 'bounce.example.com', scope: 'mfrom', result: 'fail' }],
-})
-
-async function* stream(records: AggregateRecord[]) {
-  for (const r of records) yield r
-}
+const record = (ip: string, count: number, pass: boolean): AggregateRecord =>
+  aggregateRecord(ip, {
+    count,
+    dkimEvaluated: pass ? 'pass' : 'fail',
+    spfEvaluated: 'fail',
+    envelopeFrom: 'bounce.example.com',
+    dkim: [{ domain: 'example.com', selector: 's1', result: pass ? 'pass' : 'fail', humanResult: null }],
+    spf: [{ domain: 'bounce.example.com', scope: 'mfrom', result: 'fail' }],
+  })
 
 const write = (reportId: string, records: AggregateRecord[], begin: number): AggregateWrite => ({
   accountId,
   domainId,
   messageId: null,
   metadata: reportMetadata({ reportId, begin, domain: 'example.com' }),
-  records: stream(records),
+  records: streamOf(records),
   evaluate: (r) => ({
     dkimAligned: r.dkimEvaluated === 'pass',
     spfAligned: false,
