@@ -2,6 +2,7 @@ import { discoverDmarc } from '../dmarc/discovery.ts'
 import type { DnsResolver } from '../dns/ports.ts'
 import { txtValues } from '../dns/txt.ts'
 import { type DomainEvent, domainVerified } from '../events/event.ts'
+import { CONTROL_CHARACTERS } from '../shared/control-characters.ts'
 import type { Result } from '../shared/result.ts'
 import { fail, invalid, ok } from '../shared/result.ts'
 import { dmarcProof } from './dmarc-proof.ts'
@@ -43,8 +44,6 @@ export interface VerificationDeps {
 }
 
 const MAX_REASON_LENGTH = 500
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-const CONTROL = /[\u0000-\u001f\u007f]/
 
 const requeuedNote = (n: number) =>
   n === 0
@@ -70,7 +69,7 @@ export async function markDomainVerified(
   const reason = input.reason?.trim() || null
   if (input.proof === 'operator' && reason === null)
     return invalid('reason', 'Say why the domain is trusted without a DNS proof.')
-  if (reason !== null && (reason.length > MAX_REASON_LENGTH || CONTROL.test(reason)))
+  if (reason !== null && (reason.length > MAX_REASON_LENGTH || CONTROL_CHARACTERS.test(reason)))
     return invalid('reason', `The reason is one line of at most ${MAX_REASON_LENGTH} characters.`)
   const marked = await deps.verifications.markVerified(input.accountId, domain.name, {
     event: domainVerified(domain.name, input.now),

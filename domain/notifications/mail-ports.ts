@@ -38,11 +38,14 @@ export interface MailSuppressionStore {
   bounced(accountId: string, recipient: string, detail: string, now: Date): Promise<void>
 }
 
+/** What a suppression covers: one kind of mail (an unsubscribe), or every kind (a bounce). */
+export const SUPPRESSION_KINDS = ['alerts', 'digest', 'all'] as const
+
 /** A suppression as the account sees it (docs/notifications.md, "Unsubscribe"). */
 export interface MailSuppression {
   recipient: string
   /** `all` after a permanent bounce. */
-  kind: MailKind | 'all'
+  kind: (typeof SUPPRESSION_KINDS)[number]
   reason: 'unsubscribed' | 'bounced'
   /** The mail server's answer, for a bounce. */
   detail: string | null

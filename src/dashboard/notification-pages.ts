@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import type { AlertSeverity } from '../../domain/alerts/alert.ts'
 import { sendChatTest } from '../../domain/notifications/chat-delivery.ts'
+import { SUPPRESSION_KINDS } from '../../domain/notifications/mail-ports.ts'
 import type { ChatChannel, DigestFrequency } from '../../domain/notifications/settings.ts'
 import { liftSuppression, listSuppressions } from '../../domain/notifications/suppressions.ts'
 import {
@@ -9,7 +10,6 @@ import {
   type NotificationChanges,
   saveNotificationSettings,
 } from '../../domain/notifications/use-cases.ts'
-import { SINGLE_LINE } from '../../plugins/input-schemas.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { checkWebhookUrl } from '../routes/webhook-url.ts'
 import { noteAccount, viewerOf } from './guards.ts'
@@ -22,11 +22,6 @@ import type { DashboardServices } from './services.ts'
 
 /** Suppressions listed on the page (the API pages through all of them). */
 const SUPPRESSIONS_SHOWN = 100
-
-const KINDS = ['alerts', 'digest', 'all'] as const
-
-/** No control characters: the API's rule for text (plugins/input-schemas.ts). */
-const SINGLE_LINE_TEXT = new RegExp(SINGLE_LINE)
 
 /** Longer than 20 addresses of 254 characters with separators: refused before splitting. */
 const MAX_RECIPIENTS_TEXT = 6000
@@ -136,16 +131,18 @@ export function notificationPages(s: DashboardServices, sessions: ReturnType<typ
       async ({ session, body, request }) => {
         noteAccount(request, session)
         const fields = formOf(body)
-        const address = (fields.get('address') ?? '').trim()
-        const kind = KINDS.find((value) => value === fields.get('kind'))
+        const address = fields.get('address') ?? ''
         // The form's own values only: anything else is a forged or stale post.
-        if (kind === undefined || address === '' || address.length > 254 || !SINGLE_LINE_TEXT.test(address))
-          return page(session, { notice: 'Nothing to lift.', status: 400 })
+        const kind = SUPPRESSION_KINDS.find((value) => value === fields.get('kind'))
+        if (kind === undefined) return page(session, { notice: 'Nothing to lift.', status: 400 })
         const lifted = await liftSuppression(
           { suppressions: s.mailSuppressionList },
           { accountId: session.accountId, recipient: address, kind },
         )
-        if (!lifted.ok) return page(session, { notice: `${address} was not suppressed.`, status: 404 })
+        if (!lifted.ok)
+          return lifted.failure.code === 'not_found'
+            ? page(session, { notice: `${address} was not suppressed.`, status: 404 })
+            : page(session, { notice: 'Nothing to lift.', status: 400 })
         s.logger.info('mail suppression lifted', { account_id: session.accountId, kind })
         return page(session, { notice: `${address} will be mailed again.` })
       },

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import type { MailSuppressionList } from '../../domain/notifications/mail-ports.ts'
+import { type MailSuppressionList, SUPPRESSION_KINDS } from '../../domain/notifications/mail-ports.ts'
 import { liftSuppression, listSuppressions } from '../../domain/notifications/suppressions.ts'
 import { apiModels, authErrors, enumOf, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
@@ -10,11 +10,12 @@ import { Line } from '../../plugins/input-schemas.ts'
 // The account's mail suppressions (docs/notifications.md "Unsubscribe", docs/api.md): who is not
 // mailed any more and why, and lifting a suppression so an address is mailed again.
 
-const KINDS = ['alerts', 'digest', 'all'] as const
-
 const MailSuppressionModel = t.Object({
   recipient: t.String({ examples: ['postmaster@example.com'] }),
-  kind: enumOf(KINDS, 'alerts or digest: unsubscribed from that kind; all: bounced (no kind is sent)'),
+  kind: enumOf(
+    SUPPRESSION_KINDS,
+    'alerts or digest: unsubscribed from that kind; all: bounced (no kind is sent)',
+  ),
   reason: enumOf(['unsubscribed', 'bounced']),
   detail: t.Nullable(t.String({ description: 'The mail server’s answer, for a bounce' })),
   at: t.String({ format: 'date-time' }),
@@ -76,7 +77,7 @@ export function notificationSuppressionRoutes(deps: SuppressionRouteDeps) {
         }),
         query: t.Object({
           // enumOf, not UnionEnum: Elysia fills an absent UnionEnum field with its first value.
-          kind: t.Optional(enumOf(KINDS, 'Only this suppression; every one when left out')),
+          kind: t.Optional(enumOf(SUPPRESSION_KINDS, 'Only this suppression; every one when left out')),
         }),
         response: { 200: 'MailSuppressionLifted', ...authErrors, 404: 'Error' },
         detail: {
