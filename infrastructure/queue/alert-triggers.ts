@@ -4,6 +4,7 @@ import {
   EVALUATE_OPERATIONS_ALERTS,
   EVALUATE_POSTURE_ALERTS,
   EVALUATE_REPORT_ALERTS,
+  insert,
   type QueueSpec,
   send,
 } from './catalogue.ts'
@@ -27,11 +28,47 @@ export const domainJobKey = (ref: DomainJob) => `${ref.accountId}:${ref.domainId
  */
 export const REPORT_ALERT_DEBOUNCE_SECONDS = 300
 
-const debounced = (key: string) => ({
-  singletonKey: key,
-  singletonSeconds: REPORT_ALERT_DEBOUNCE_SECONDS,
-  singletonNextSlot: true,
-})
+/**
+ * A debounced job (pg-boss's `singletonNextSlot`) for each of several keys, in two statements
+ * whatever their number, instead of up to two per key: a batch of small reports stores reports of
+ * many domains (docs/ingestion.md, "The queue: small reports in batches"). The same two inserts
+ * pg-boss's `send` makes one job at a time (its manager's createJob): first in the current slot
+ * (`singletonSeconds`), which a job of the key waiting unstarted refuses (stately); the keys refused
+ * are then inserted in the next slot (`singletonOffset` of one slot, due at its start), which a
+ * job waiting there refuses too. Answers the id of each key's new job, null where none was needed.
+ */
+export async function sendDebounced<Payload extends object>(
+  boss: PgBoss,
+  spec: QueueSpec<Payload>,
+  items: readonly { key: string; data: Payload }[],
+  now = Date.now(),
+): Promise<(string | null)[]> {
+  if (items.length === 0) return []
+  const seconds = REPORT_ALERT_DEBOUNCE_SECONDS
+  const slot = (offset: number) =>
+    items.map(({ key, data }) => ({
+      id: crypto.randomUUID(),
+      data,
+      singletonKey: key,
+      singletonSeconds: seconds,
+      // `singletonOffset` is not in pg-boss's JobInsert type; its insert statement takes it (plans.js
+      // insertJobs), and send sets it so for the next slot. tests/api/alert-triggers.test.ts checks
+      // the slot and the start.
+      singletonOffset: offset,
+    }))
+  const current = slot(0)
+  const created = new Set(await insert(boss, spec, current, { returnId: true }))
+  const ids = current.map((job) => (created.has(job.id) ? job.id : null))
+  const refused = ids.flatMap((id, i) => (id === null ? [i] : []))
+  if (refused.length === 0) return ids
+  // As pg-boss's getDebounceStartAfter: due at the next slot's start (the seconds left, plus one).
+  const startAfter = seconds - Math.floor((now % (seconds * 1000)) / 1000) + 1
+  const next = slot(seconds)
+  const retried = refused.map((i) => ({ ...next[i]!, startAfter }))
+  const createdNext = new Set(await insert(boss, spec, retried, { returnId: true }))
+  for (const [k, i] of refused.entries()) if (createdNext.has(retried[k]!.id)) ids[i] = retried[k]!.id
+  return ids
+}
 
 /**
  * A stored posture check: its domain's posture and change rules, in the transaction that stores
@@ -42,17 +79,24 @@ export function enqueuePostureAlerts(boss: PgBoss, db: QueueDb, ref: DomainJob) 
   return send(boss, EVALUATE_POSTURE_ALERTS, ref, { db, singletonKey: domainJobKey(ref) })
 }
 
-/** A stored aggregate report: its domain's report rules, debounced. */
-export function enqueueReportAlerts(boss: PgBoss, ref: DomainJob) {
-  return send(boss, EVALUATE_REPORT_ALERTS, ref, debounced(domainJobKey(ref)))
+/** Stored aggregate reports: the report rules of each of their domains, debounced. */
+export function enqueueReportAlerts(boss: PgBoss, refs: readonly DomainJob[]) {
+  return sendDebounced(
+    boss,
+    EVALUATE_REPORT_ALERTS,
+    refs.map((ref) => ({ key: domainJobKey(ref), data: ref })),
+  )
 }
 
 /**
  * A stored failure report: `failure_report_received` is an operations rule, evaluated per account
  * (src/jobs/alert-evaluation.ts, evaluateAccount), so its account's job, debounced the same way.
  */
-export function enqueueOperationsAlerts(boss: PgBoss, accountId: string) {
-  return send(boss, EVALUATE_OPERATIONS_ALERTS, { accountId }, debounced(accountId))
+export async function enqueueOperationsAlerts(boss: PgBoss, accountId: string) {
+  const [id] = await sendDebounced(boss, EVALUATE_OPERATIONS_ALERTS, [
+    { key: accountId, data: { accountId } },
+  ])
+  return id ?? null
 }
 
 /**

@@ -157,14 +157,15 @@ export function pgReportBatchStore(database: Database, boss: PgBoss | null = nul
         return results
       })
       if (boss !== null) {
-        // After the commit, as for one report (aggregate-report-writer.ts): debounced per domain.
+        // After the commit, as for one report (aggregate-report-writer.ts): debounced per domain, every
+        // domain of the batch in the same two statements (alert-triggers.ts).
         const domains = new Map<string, { accountId: string; domainId: number }>()
         reports.forEach((report, i) => {
           if (results[i]?.status !== 'stored') return
           const { accountId, domainId } = report.write
           domains.set(`${accountId}:${domainId}`, { accountId, domainId })
         })
-        await Promise.all([...domains.values()].map((ref) => enqueueReportAlerts(boss, ref)))
+        await enqueueReportAlerts(boss, [...domains.values()])
       }
       return results
     },

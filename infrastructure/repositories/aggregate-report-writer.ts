@@ -97,7 +97,7 @@ export function createAggregateWriter(
     async write(input) {
       const result = await writer.write(input)
       if (result.status === 'stored')
-        await enqueueReportAlerts(boss, { accountId: input.accountId, domainId: input.domainId })
+        await enqueueReportAlerts(boss, [{ accountId: input.accountId, domainId: input.domainId }])
       return result
     },
   }

@@ -136,7 +136,7 @@ export function ingestJobDeps(
     mergeRollups: async (job) => {
       const merged = await mergePendingRollups(database, job.reportId)
       if (merged > 0 && runtime.boss !== null)
-        await enqueueReportAlerts(runtime.boss, { accountId: job.accountId, domainId: job.domainId })
+        await enqueueReportAlerts(runtime.boss, [{ accountId: job.accountId, domainId: job.domainId }])
       return merged
     },
     enrichSources: (input) =>

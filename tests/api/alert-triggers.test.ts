@@ -184,46 +184,66 @@ describe('reports', () => {
   )
 
   test('debounced: one evaluation per domain per 5-minute slot, a later report evaluated by the next slot', async () => {
-    // A domain id of no domain: its evaluations (if the worker gets to them) find nothing to do.
+    // Domain ids of no domain: their evaluations (if the worker gets to them) find nothing to do.
+    // Two domains triggered together, as a batch of reports does (two statements for all of them).
     const ref = { accountId: owner.accountId, domainId: 2_000_000_000 }
+    const other = { accountId: owner.accountId, domainId: 2_000_000_001 }
     const slotMs = REPORT_ALERT_DEBOUNCE_SECONDS * 1000
-    // Not across a slot boundary: the three sends below belong to one slot.
+    // Not across a slot boundary: the sends below belong to one slot.
     if (slotMs - (Date.now() % slotMs) < 15_000) await Bun.sleep(slotMs - (Date.now() % slotMs) + 100)
     const sentAt = Date.now()
     const nextSlot = Math.ceil(sentAt / slotMs) * slotMs
 
-    const first = await enqueueReportAlerts(boss(), ref)
-    expect(first).not.toBeNull()
+    const first = await enqueueReportAlerts(boss(), [ref, other])
+    expect(first.every((id) => id !== null)).toBe(true)
+    expect(first[0]).not.toBe(first[1])
     // While a job of the key waits unstarted, a report needs none of its own (stately: one queued
     // job per key); once it has run, the slot is spent.
-    await until(
-      async () => (await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: first! }))[0]?.state,
-      'completed',
-    )
-    const second = await enqueueReportAlerts(boss(), ref)
-    const third = await enqueueReportAlerts(boss(), ref)
-    expect(second).not.toBeNull()
-    expect(second).not.toBe(first)
+    for (const id of first)
+      await until(
+        async () => (await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: id! }))[0]?.state,
+        'completed',
+      )
+    const second = await enqueueReportAlerts(boss(), [ref, other])
+    const third = await enqueueReportAlerts(boss(), [ref, other])
+    expect(second.every((id) => id !== null)).toBe(true)
+    expect(second).not.toContain(first[0])
     // The third report of the slot finds the second's job waiting: it is evaluated by that one.
-    expect(third).toBeNull()
+    expect(third).toEqual([null, null])
+    // A domain new to the slot beside one waiting: evaluated at once, the other left to its job.
+    const fresh = { accountId: owner.accountId, domainId: 2_000_000_002 }
+    const mixed = await enqueueReportAlerts(boss(), [fresh, ref])
+    expect(mixed[0]).not.toBeNull()
+    expect(mixed[1]).toBeNull()
+    const [freshJob] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: mixed[0]! })
+    expect(freshJob!.startAfter.getTime()).toBeLessThanOrEqual(Date.now())
 
-    const jobs = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { key: domainJobKey(ref) })
-    const byId = new Map(jobs.map((job) => [job.id, job]))
-    expect(jobs).toHaveLength(2)
-    // The first runs at once; the second waits for the next slot, and so runs within 5 minutes.
-    expect(byId.get(first!)!.startAfter.getTime()).toBeLessThanOrEqual(Date.now())
-    const deferred = byId.get(second!)!.startAfter.getTime()
-    expect(deferred).toBeGreaterThanOrEqual(nextSlot)
-    expect(deferred).toBeLessThanOrEqual(nextSlot + 2000)
-    expect(deferred - sentAt).toBeLessThanOrEqual(slotMs + 2000)
+    for (const [k, key] of [ref, other].map(domainJobKey).entries()) {
+      const jobs = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { key })
+      const byId = new Map(jobs.map((job) => [job.id, job]))
+      expect(jobs).toHaveLength(2)
+      // The first runs at once; the second waits for the next slot, and so runs within 5 minutes.
+      expect(byId.get(first[k]!)!.startAfter.getTime()).toBeLessThanOrEqual(Date.now())
+      const deferred = byId.get(second[k]!)!.startAfter.getTime()
+      expect(deferred).toBeGreaterThanOrEqual(nextSlot)
+      expect(deferred).toBeLessThanOrEqual(nextSlot + 2000)
+      expect(deferred - sentAt).toBeLessThanOrEqual(slotMs + 2000)
+      // Filed in the next slot (pg-boss's singleton_on), so the slot's later reports share it.
+      const [row] = rowsOf<{ ms: number }>(
+        await t.db.database.db.execute(
+          sql`select (extract(epoch from singleton_on) * 1000)::float8 as ms from pgboss.job where id = ${second[k]!}::uuid`,
+        ),
+      )
+      expect(Number(row!.ms)).toBe(nextSlot)
+    }
 
     // An evaluation wanted now (the demo) replaces the waiting debounced job instead of queueing
     // behind it.
     const now = await evaluateNow(boss(), EVALUATE_REPORT_ALERTS, ref, domainJobKey(ref))
     expect(now).not.toBeNull()
-    const [replaced] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: second! })
+    const [replaced] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: second[0]! })
     expect(replaced!.state).toBe('cancelled')
-    const [fresh] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: now! })
-    expect(fresh!.startAfter.getTime()).toBeLessThanOrEqual(Date.now())
+    const [started] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: now! })
+    expect(started!.startAfter.getTime()).toBeLessThanOrEqual(Date.now())
   }, 60_000)
 })
