@@ -153,9 +153,11 @@ export function createSourceTable() {
   // the collector's pauses land, measured ~55 ms of add() against ~70 ms; at most ~270 bytes a row
   // at the worst point, below the arrays, Map entry and string each row had before. Counts are
   // integers of at most 15 digits (integerValue in aggregate/xml-text.ts): Float64Array holds their
-  // sums exactly as a JavaScript number does.
+  // sums exactly as a JavaScript number does. They start small: nearly every report has a few
+  // records, and a worker's batch builds one table per report (zeroing ~60 KB each at 1,024 rows
+  // was ~1% of a worker's CPU on small reports); the sizes a large report grows to are the same.
   let rows = 0
-  let capacity = 1024
+  let capacity = 16
   // Per row: the next row of the same IP (-1: none), the IP (its number, or its place in `texts`),
   // the kind: disposition code * 8 + flags (bit 0 DKIM aligned, bit 1 SPF aligned, TEXT_IP), and
   // the numbers of its DKIM and SPF evidence lists.
@@ -177,7 +179,7 @@ export function createSourceTable() {
   // `next`. Canonical IPv4 addresses are found in an open-addressing table (linear probing, at
   // most half full) of their numbers; the rest, rare, in a Map by their text. A slot is two
   // integers side by side, the number and its row + 1 (0: empty), so a probe reads one cache line.
-  let bits = 10
+  let bits = 6
   let slots = new Int32Array(2 << bits)
   let used = 0
   const slotOf = (v4: number): number => {
