@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import postgres from 'postgres'
 import { type Database, openPostgres, wrapPglite } from '../../infrastructure/db/database.ts'
 import { migrate } from '../../infrastructure/db/migrate.ts'
+import { postgresJsTarget } from '../../infrastructure/db/postgres-url.ts'
 
 // Each test file gets a database of its own, so files can run in parallel:
 // - DW_TEST_DB=postgres (default): a fresh database on the PostgreSQL server at TEST_DATABASE_URL
@@ -36,7 +37,13 @@ export async function createPostgresDatabase(): Promise<{
   url: string
   drop(): Promise<void>
 }> {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  // TEST_DATABASE_URL may name the server's Unix socket, as DATABASE_URL may (postgres-url.ts).
+  const target = postgresJsTarget(adminUrl)
+  const admin = postgres(target.url, {
+    max: 1,
+    onnotice: () => {},
+    ...(target.path ? { path: target.path } : {}),
+  })
   const name = `dw_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   try {
     await admin.unsafe(`create database "${name}"`)
