@@ -198,10 +198,14 @@ export async function readMessage(deps: IngestJobDeps, message: StoredMessage): 
   }
   // Admitted by size: large messages wait while others hold the budget (docs/ingestion.md, "Memory").
   const release = await (deps.budget ?? unlimited).acquire(message.size)
+  // No pause collection while a message is read and stored (a large report's last stage counts no
+  // bytes for a second or more): infrastructure/runtime/gc-pacer.ts.
+  const working = processPacer.hold()
   try {
     // The message is read from the database a piece at a time, as the parser asks for it.
     return await processPayloads(processDeps(deps, message.size), deps.messages.body(message), ctx)
   } finally {
+    working()
     release()
   }
 }
