@@ -129,6 +129,11 @@ export function buildApp(runtime: Runtime) {
     now,
   })
   const spf = spfUseCaseDeps(s, runtime, dnsWrites)
+  // DMARC hosting and policy progression: the API and the dashboard share one set of deps.
+  const dmarc = {
+    hosting: { store: s.dmarcHosting, dns: runtime.dns, now, reportAddress: checks.reportAddress, dnsWrites },
+    progression: { ...progressionDeps(s, runtime, providers), dnsWrites },
+  }
   // Notifications: chat test messages and last deliveries; the test email, sent now (docs/notifications.md).
   const chat = chatDeliveryDeps(runtime, s.notificationSettings, runtime.boss)
   const testEmail = emailTestSender({
@@ -154,20 +159,7 @@ export function buildApp(runtime: Runtime) {
     .use(embedKeyRoutes({ embedKeys: s.embedKeys, random, auth, publicUrl: config.publicUrl }))
     .use(reportRoutes({ reports: s.reports, auth, now }))
     .use(sourceRoutes({ figures: s.figures, reports: s.reports, auth, dns: runtime.dns, now }))
-    .use(
-      dmarcRoutes({
-        hosting: {
-          store: s.dmarcHosting,
-          dns: runtime.dns,
-          now,
-          reportAddress: checks.reportAddress,
-          dnsWrites,
-        },
-        progression: { ...progressionDeps(s, runtime, providers), dnsWrites },
-        reports: s.reports,
-        auth,
-      }),
-    )
+    .use(dmarcRoutes({ ...dmarc, reports: s.reports, auth }))
     .use(notificationDigestRoutes({ digest: digestPreviewDeps(runtime, s), auth }))
     .use(alertRoutes({ alerts: s.alerts, auth, now }))
     .use(dnsProviderRoutes({ providers, auth, now }))
@@ -278,6 +270,7 @@ export function buildApp(runtime: Runtime) {
         importReport,
         providers,
         spf,
+        dmarc,
         chat,
         testEmail,
       }),

@@ -14,6 +14,7 @@ import { intelligenceDepsFor, sourceDepsFor } from '../../domain/sources/scoped-
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
 import { formOf, type sessionPlugin } from '../../plugins/session.ts'
 import { presentStatus, REFRESH_POLICY } from '../routes/posture.ts'
+import { dmarcPages } from './dmarc-pages.ts'
 import { domainReportSections } from './domain-detail-views.ts'
 import { ownershipPanel, waitingNotice } from './domain-ownership-views.ts'
 import { domainListView, domainStatusView } from './domain-views.ts'
@@ -280,4 +281,5 @@ export function domainPages(s: DashboardServices, sessions: ReturnType<typeof se
     )
     .use(spfPages(s, sessions))
     .use(spfProposalPages(s, sessions))
+    .use(dmarcPages(s, sessions))
 }

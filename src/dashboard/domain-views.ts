@@ -36,11 +36,12 @@ const TABS = [
   { key: 'overview', label: 'Overview', path: '' },
   { key: 'sources', label: 'Sources', path: '/sources' },
   { key: 'spf', label: 'SPF', path: '/spf' },
+  { key: 'dmarc', label: 'DMARC policy', path: '/dmarc' },
 ] as const
 
 export type DomainTab = (typeof TABS)[number]['key']
 
-/** The domain's pages: its posture and reports, its sources, its SPF record. */
+/** The domain's pages: its posture and reports, its sources, its SPF record, its DMARC policy. */
 export function domainTabs(domain: string, current: DomainTab): SafeHtml {
   return html`<nav class="actions tabs" aria-label="Pages of ${domain}">${TABS.map(
     (tab) =>

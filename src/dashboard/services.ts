@@ -31,6 +31,7 @@ import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import type { MailSender } from '../../infrastructure/mail/mail-sender.ts'
 import type { Config } from '../config.ts'
 import type { IngestNow } from '../wiring/ingest-now.ts'
+import type { DmarcPageDeps } from './dmarc-pages.ts'
 
 // What the dashboard's pages need: stores and use-case deps built once by the composition root
 // (src/compose.ts, src/compose/stores.ts), never a database.
@@ -91,6 +92,8 @@ export interface DashboardDeps {
   providers: ProviderDeps
   /** The SPF management use cases' deps, shared with the API. */
   spf: SpfAutomationDeps
+  /** DMARC hosting and policy progression, shared with the API. */
+  dmarc: DmarcPageDeps
   /** Chat test messages and the channels' last deliveries (the API's POST /notifications/test). */
   chat: Pick<ChatDeliveryDeps, 'settings' | 'post' | 'dashboardUrl' | 'now' | 'logger'> & {
     log: ChatDeliveryLog
