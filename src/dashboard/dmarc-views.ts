@@ -82,6 +82,7 @@ function decisionSection(input: DmarcPageInput): SafeHtml {
   const [state, label] = ACTIONS[decision.action]
   return html`<section class="panel" aria-labelledby="decision"><h2 id="decision">What dmarcwatch would do now</h2>
 <p>${badge(state, label)} ${decision.reason}</p>
+${view.readFailure === null ? '' : html`<p class="muted">Your DNS provider could not be read just now, so the record it holds is not known: the daily run tries again (see Alerts).</p>`}
 ${decision.blockers.length > 0 ? html`<ul>${decision.blockers.map((b) => html`<li>${b}</li>`)}</ul>` : ''}
 ${decision.notBefore !== null ? html`<p class="muted">The next step may be taken from ${decision.notBefore}.</p>` : ''}
 <dl class="record"><dt>Policy in force</dt><dd>${view.inForce === null ? `p=${view.policy}` : `p=${level(view.inForce)}`}</dd>
