@@ -1,4 +1,5 @@
 import type { PgBoss, Db as QueueDb } from 'pg-boss'
+import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import {
   type DomainJob,
   EVALUATE_OPERATIONS_ALERTS,
@@ -41,12 +42,17 @@ export async function sendDebounced<Payload extends object>(
   boss: PgBoss,
   spec: QueueSpec<Payload>,
   items: readonly { key: string; data: Payload }[],
-  now = Date.now(),
+  now: () => number = Date.now,
 ): Promise<(string | null)[]> {
   if (items.length === 0) return []
   const seconds = REPORT_ALERT_DEBOUNCE_SECONDS
+  // In key order: two batches inserting the same keys (two workers, or a process's two fetch
+  // loops) then take their rows' locks in the same order. In arrival order they could wait on each
+  // other's uncommitted rows and deadlock, which one key per statement never did.
+  const order = items.map((_, i) => i).sort((a, b) => compareKeys(items[a]!.key, items[b]!.key))
+  const sorted = order.map((i) => items[i]!)
   const slot = (offset: number) =>
-    items.map(({ key, data }) => ({
+    sorted.map(({ key, data }) => ({
       id: crypto.randomUUID(),
       data,
       singletonKey: key,
@@ -60,15 +66,27 @@ export async function sendDebounced<Payload extends object>(
   const created = new Set(await insert(boss, spec, current, { returnId: true }))
   const ids = current.map((job) => (created.has(job.id) ? job.id : null))
   const refused = ids.flatMap((id, i) => (id === null ? [i] : []))
-  if (refused.length === 0) return ids
-  // As pg-boss's getDebounceStartAfter: due at the next slot's start (the seconds left, plus one).
-  const startAfter = seconds - Math.floor((now % (seconds * 1000)) / 1000) + 1
-  const next = slot(seconds)
-  const retried = refused.map((i) => ({ ...next[i]!, startAfter }))
-  const createdNext = new Set(await insert(boss, spec, retried, { returnId: true }))
-  for (const [k, i] of refused.entries()) if (createdNext.has(retried[k]!.id)) ids[i] = retried[k]!.id
-  return ids
+  if (refused.length > 0) {
+    // As pg-boss's getDebounceStartAfter: due at the next slot's start (the seconds left, plus
+    // one), read after the first statement (which may have waited on locks). pg-boss corrects the
+    // process's clock by its measured offset from the database's; this does not, so a clock that is
+    // off by some seconds moves this start by as much (a second evaluation in one slot at worst).
+    const at = now()
+    const startAfter = seconds - Math.floor((at % (seconds * 1000)) / 1000) + 1
+    const next = slot(seconds)
+    const retried = refused.map((i) => ({ ...next[i]!, startAfter }))
+    const createdNext = new Set(await insert(boss, spec, retried, { returnId: true }))
+    for (const [k, i] of refused.entries()) if (createdNext.has(retried[k]!.id)) ids[i] = retried[k]!.id
+  }
+  // Back in the callers' order.
+  const answers: (string | null)[] = new Array(items.length).fill(null)
+  order.forEach((i, k) => {
+    answers[i] = ids[k]!
+  })
+  return answers
 }
+
+const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /**
  * A stored posture check: its domain's posture and change rules, in the transaction that stores
@@ -86,6 +104,28 @@ export function enqueueReportAlerts(boss: PgBoss, refs: readonly DomainJob[]) {
     EVALUATE_REPORT_ALERTS,
     refs.map((ref) => ({ key: domainJobKey(ref), data: ref })),
   )
+}
+
+/**
+ * Stored reports' triggers, after their commit. A trigger lost here loses no report: the hourly
+ * scheduler evaluates every domain with new reports (src/jobs/alerts.ts), so with a logger the
+ * failure is logged and the stored reports stand. Thrown, it would fail the job that stored them,
+ * and its retry would count each of its own reports a duplicate. Without a logger it is thrown.
+ */
+export async function triggerReportAlerts(
+  boss: PgBoss,
+  refs: readonly DomainJob[],
+  logger: Logger | undefined,
+): Promise<void> {
+  try {
+    await enqueueReportAlerts(boss, refs)
+  } catch (error) {
+    if (logger === undefined) throw error
+    logger.warn('report alert triggers not sent; the hourly scheduler evaluates these domains', {
+      domains: refs.length,
+      ...errorFields(error),
+    })
+  }
 }
 
 /**

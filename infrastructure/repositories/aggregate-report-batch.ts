@@ -3,8 +3,9 @@ import type { MessageMark, ReportBatchStore } from '../../domain/ingest/ports.ts
 import type { HeldReport } from '../../domain/ingest/report-batch.ts'
 import { createRollupAccumulator, failingSources } from '../../domain/reports/report-rollup.ts'
 import { type AggregateWriteResult, reportDay } from '../../domain/reports/store-aggregate.ts'
+import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../db/database.ts'
-import { enqueueReportAlerts } from '../queue/alert-triggers.ts'
+import { triggerReportAlerts } from '../queue/alert-triggers.ts'
 import { STORE_BATCH } from './aggregate-report-batch-sql.ts'
 import { COUNT_BY_CONTENT, COUNT_BY_IDENTITY } from './aggregate-report-large.ts'
 import { bind, recordValues } from './aggregate-report-sql.ts'
@@ -128,7 +129,11 @@ async function markProcessed(tx: SqlTx, marks: MessageMark[], now: Date) {
 }
 
 /** With the process's queue, each domain a batch stored reports for enqueues its report rules. */
-export function pgReportBatchStore(database: Database, boss: PgBoss | null = null): ReportBatchStore {
+export function pgReportBatchStore(
+  database: Database,
+  boss: PgBoss | null = null,
+  logger?: Logger,
+): ReportBatchStore {
   return {
     async commit(reports, marks, now) {
       const results = await transactionOf(database, async (tx) => {
@@ -165,7 +170,7 @@ export function pgReportBatchStore(database: Database, boss: PgBoss | null = nul
           const { accountId, domainId } = report.write
           domains.set(`${accountId}:${domainId}`, { accountId, domainId })
         })
-        await enqueueReportAlerts(boss, [...domains.values()])
+        await triggerReportAlerts(boss, [...domains.values()], logger)
       }
       return results
     },

@@ -9,7 +9,7 @@ import {
 } from '../../domain/reports/store-aggregate.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 import type { Database } from '../db/database.ts'
-import { enqueueReportAlerts } from '../queue/alert-triggers.ts'
+import { triggerReportAlerts } from '../queue/alert-triggers.ts'
 import { type CpuSlices, cpuSlices, DEFAULT_SLICE_MS } from '../runtime/cpu-slices.ts'
 import { PENDING_COLUMNS, pendingFormat } from './aggregate-pending-line.ts'
 import { RECORD_COLUMNS, type RecordItem, recordFormat } from './aggregate-record-line.ts'
@@ -82,7 +82,7 @@ export interface AggregateWriterOptions {
   boss?: PgBoss | null
   /** CPU slices of a large report's stream (WORKER_SLICE_MS; infrastructure/runtime/cpu-slices.ts). */
   sliceMs?: number
-  /** Where a merge left to the safety net is told (with a queue only). */
+  /** Where a merge left to the safety net, or an alert trigger not sent, is told (with a queue only). */
   logger?: Logger
 }
 
@@ -97,7 +97,7 @@ export function createAggregateWriter(
     async write(input) {
       const result = await writer.write(input)
       if (result.status === 'stored')
-        await enqueueReportAlerts(boss, [{ accountId: input.accountId, domainId: input.domainId }])
+        await triggerReportAlerts(boss, [{ accountId: input.accountId, domainId: input.domainId }], logger)
       return result
     },
   }

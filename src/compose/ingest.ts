@@ -131,7 +131,7 @@ export function ingestJobDeps(
       sliceMs: config.workerSliceMs,
       logger: runtime.logger,
     }),
-    batches: pgReportBatchStore(database, runtime.boss),
+    batches: pgReportBatchStore(database, runtime.boss, runtime.logger),
     reportDomains: cachedReportDomains(reportDomains(database), now),
     mergeRollups: async (job) => {
       const merged = await mergePendingRollups(database, job.reportId)

@@ -2,7 +2,8 @@ import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
 import type { HostingDeps } from '../../domain/dmarc/hosting-use-cases.ts'
 import { hostDmarc } from '../../domain/dmarc/hosting-use-cases.ts'
-import type { Outcome } from '../../domain/dns-providers/use-cases.ts'
+import type { ProviderKind } from '../../domain/dns-providers/credentials.ts'
+import { LABELS, type Outcome } from '../../domain/dns-providers/use-cases.ts'
 import type { ProgressionWriteDeps } from '../../domain/policy/ports.ts'
 import {
   approveProposal,
@@ -65,8 +66,19 @@ function refusal(failure: Exclude<Outcome<unknown>, { ok: true }>['failure']): {
         problem: `Too many DNS changes for this account: try again in ${failure.retryAfter} seconds.`,
         headers: { 'retry-after': String(failure.retryAfter) },
       }
+    case 'dns_provider_authentication_failed':
+      return {
+        status: 400,
+        problem: `${LABELS[failure.provider as ProviderKind] ?? 'Your DNS provider'} rejected the stored credentials: nothing was changed. Connect it again on the DNS providers page.`,
+      }
     case 'dns_provider_error':
-      return { status: 502, problem: `Your DNS provider could not be read or written: ${failure.message}` }
+      return {
+        status: 502,
+        problem: `Your DNS provider could not be read or written: ${failure.message}`,
+        ...(failure.retryAfter === undefined
+          ? {}
+          : { headers: { 'retry-after': String(failure.retryAfter) } }),
+      }
     default:
       return { status: 400, problem: 'The change was refused.' }
   }
@@ -125,6 +137,12 @@ export function dmarcPages(s: DashboardServices, sessions: ReturnType<typeof ses
         noteAccount(request, session)
         const args = input(session, params)
         const outcome = await hostDmarc(s.dmarc.hosting, args)
+        // The parser's remarks on the record now hosted (a copy of the published one): shown with
+        // the notice, as the API returns them, rather than lost to the redirect.
+        if (outcome.ok && outcome.value.warnings.length > 0)
+          return render(session, args.name, {
+            notice: `${NOTICES.hosted} Note: ${outcome.value.warnings.join(' ')}`,
+          })
         return settled(session, args.name, outcome, 'hosted')
       },
       { session: true, csrf: true },

@@ -1,5 +1,6 @@
 import type { PayloadOutcome } from '../../domain/ingest/process-message.ts'
 import { type HeldReport, holdSmallReports, settle } from '../../domain/ingest/report-batch.ts'
+import { processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import {
   countStored,
   type IngestJobDeps,
@@ -73,6 +74,17 @@ export async function processBatch(
   ids: string[],
   lastAttempt: ReadonlySet<string> = new Set(),
 ): Promise<void> {
+  // The batch's commit comes after its messages were read: no pause collection until it is done
+  // (infrastructure/runtime/gc-pacer.ts).
+  const working = processPacer.hold()
+  try {
+    await processHeld(deps, ids, lastAttempt)
+  } finally {
+    working()
+  }
+}
+
+async function processHeld(deps: IngestJobDeps, ids: string[], lastAttempt: ReadonlySet<string>) {
   // In the batch's order (the queue's, so arrival order): of duplicates within it, the first is stored.
   const loaded = new Map(
     (await deps.messages.loadMany(ids, INLINE_BYTES)).map((message) => [message.id, message]),

@@ -152,7 +152,12 @@ describe('reports', () => {
       const started = Date.now()
       expect((await ingestMessage(t, owner.token, raw)).status).toBe('processed')
       const key = domainJobKey({ accountId: owner.accountId, domainId: await domainIdOf(SPOOFED) })
-      expect((await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { key })).length).toBeGreaterThan(0)
+      // Sent right after the batch's commit, which is what made the message read as processed.
+      await until(
+        async () => (await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { key })).length > 0,
+        true,
+        5_000,
+      )
 
       const { arrival, data } = await alertCreated(SPOOFED, 'spoofing_attempt', 5 * 60_000)
       const elapsed = arrival.at.getTime() - started
@@ -245,5 +250,30 @@ describe('reports', () => {
     expect(replaced!.state).toBe('cancelled')
     const [started] = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { id: now! })
     expect(started!.startAfter.getTime()).toBeLessThanOrEqual(Date.now())
+  }, 60_000)
+
+  test('batches triggering the same domains at once, in any order, never deadlock', async () => {
+    // Each batch's inserts take their rows' locks key by key: in different orders, two batches
+    // would wait on each other. Keys go in sorted, so ten concurrent batches of 30 domains, half
+    // of them reversed, all finish, and each domain has at most one job per slot.
+    const refs = Array.from({ length: 30 }, (_, i) => ({
+      accountId: owner.accountId,
+      domainId: 2_100_000_000 + i,
+    }))
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, k) =>
+        enqueueReportAlerts(boss(), k % 2 === 0 ? refs : [...refs].reverse()),
+      ),
+    )
+    for (const [i, ref] of refs.entries()) {
+      // Each call's answers are in its own order.
+      const ids = answers
+        .map((answer, k) => answer[k % 2 === 0 ? i : refs.length - 1 - i])
+        .filter((id): id is string => typeof id === 'string')
+      expect(ids.length).toBeGreaterThanOrEqual(1)
+      const jobs = await boss().findJobs(EVALUATE_REPORT_ALERTS.name, { key: domainJobKey(ref) })
+      expect(jobs.map((job) => job.id).sort()).toEqual([...ids].sort())
+      expect(jobs.length).toBeLessThanOrEqual(2)
+    }
   }, 60_000)
 })

@@ -24,9 +24,18 @@ test('a socket directory in the host or in the host parameter becomes the path; 
   for (const url of [
     'postgres://dw:p%40ss@db.example:5432/dmarcwatch?sslmode=require',
     'postgresql://dw@[::1]:5432/dmarcwatch',
-    'postgresql://dw@127.0.0.1/dmarcwatch?host=db.example',
+    'postgresql://h1.example,h2.example/dmarcwatch',
   ])
     expect(postgresJsTarget(url)).toEqual({ url })
+  // libpq's host and port parameters for TCP override the URL's host and port.
+  expect(
+    postgresJsTarget('postgresql://dw@127.0.0.1/dmarcwatch?host=db.example&port=6432&sslmode=require'),
+  ).toEqual({
+    url: 'postgresql://dw@db.example:6432/dmarcwatch?sslmode=require',
+  })
+  expect(postgresJsTarget('postgresql:///dmarcwatch?host=::1')).toEqual({
+    url: 'postgresql://[::1]/dmarcwatch',
+  })
 })
 
 // Skipped on PGlite (reason): the socket is the PostgreSQL server's; PGlite has none.
