@@ -2,8 +2,8 @@ import type { PGlite } from '@electric-sql/pglite'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
-import postgres from 'postgres'
-import { postgresJsTarget } from './postgres-url.ts'
+import type postgres from 'postgres'
+import { postgresClient } from './postgres-url.ts'
 
 /** The Drizzle handle every repository takes: the same API on PostgreSQL and on PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT>
@@ -75,13 +75,10 @@ function preparing(sql: postgres.Sql): postgres.Sql {
 }
 
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
-  // A socket directory in the URL (libpq's forms) becomes postgres.js's `path` (postgres-url.ts).
-  const target = postgresJsTarget(url)
-  const socket = target.path === undefined ? {} : { path: target.path }
-  const client = postgres(target.url, {
+  // libpq's URL forms, a socket directory among them: postgres-url.ts.
+  const client = postgresClient(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    ...socket,
     // Through a running service's PGlite socket every client shares PGlite's single session, so
     // named prepared statements would outlive this client and collide with the next one's.
     ...(options.socketPath ? { path: options.socketPath, prepare: false } : {}),
@@ -96,10 +93,9 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   // window's accuracy, so these commit asynchronously (measured: 450 → 1,650 upserts/s of one key).
   const counters = options.socketPath
     ? null
-    : postgres(target.url, {
+    : postgresClient(url, {
         max: 4,
         onnotice: () => {},
-        ...socket,
         connection: { application_name: 'dmarcwatch-counters', synchronous_commit: 'off' },
       })
   const countersDb =

@@ -2,9 +2,8 @@ import { sql } from 'drizzle-orm'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
-import postgres from 'postgres'
 import { type Database, rowsOf } from './database.ts'
-import { postgresJsTarget } from './postgres-url.ts'
+import { postgresClient } from './postgres-url.ts'
 
 const MIGRATIONS_FOLDER = new URL('./migrations', import.meta.url).pathname
 // Any fixed 64-bit key; it serialises migration runs of every dmarcwatch process on one database.
@@ -21,11 +20,9 @@ export async function migrate(database: Database): Promise<void> {
     await migratePglite(database.db as never, { migrationsFolder: MIGRATIONS_FOLDER })
     return
   }
-  const target = postgresJsTarget(database.url)
-  const client = postgres(target.url, {
+  const client = postgresClient(database.url, {
     max: 1,
     onnotice: () => {},
-    ...(target.path === undefined ? {} : { path: target.path }),
     ...(database.socketPath ? { path: database.socketPath, prepare: false } : {}),
   })
   try {

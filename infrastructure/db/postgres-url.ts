@@ -1,3 +1,5 @@
+import postgres from 'postgres'
+
 // DATABASE_URL as libpq reads it (PostgreSQL docs, "Connection Strings", §34.1.1.2): a host that
 // is a directory names a Unix-domain socket, given either percent-encoded in the host part
 // (postgresql://%2Fvar%2Frun%2Fpostgresql/dmarcwatch) or as the `host` query parameter
@@ -9,6 +11,18 @@
 //
 // Why a socket: with PostgreSQL on the same machine, a statement over a Unix-domain socket costs
 // both processes less than over loopback TCP (docs/operations.md, "PostgreSQL on the same machine").
+
+/**
+ * A postgres.js client for a URL in any of libpq's forms: every client of the service is made here.
+ * A `path` in `options` (a running service's PGlite socket) wins over the URL's.
+ */
+export function postgresClient(
+  url: string,
+  options: postgres.Options<Record<string, never>> = {},
+): postgres.Sql {
+  const target = postgresJsTarget(url)
+  return postgres(target.url, target.path === undefined ? options : { path: target.path, ...options })
+}
 
 export interface PostgresJsTarget {
   /** The URL for postgres.js, with a host it can parse. */

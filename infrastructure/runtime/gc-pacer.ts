@@ -7,6 +7,13 @@
 
 const EVERY_BYTES = 8 * 1024 * 1024
 
+/**
+ * A full collection now: the pacer's, and after the intake of a large message whose worker starts
+ * on it at once (src/compose/ingest.ts), so the report's stream does not grow on top of the
+ * intake's garbage.
+ */
+export const collectGarbage = (): void => Bun.gc(true)
+
 export interface GcPacer {
   /** Counts bytes that went past; asks for a collection once enough did. */
   count(bytes: number): void
@@ -35,7 +42,7 @@ export interface IdleCollection {
 
 export function gcPacer(
   everyBytes = EVERY_BYTES,
-  collect: () => void = () => Bun.gc(true),
+  collect: () => void = collectGarbage,
   idle: IdleCollection | null = null,
 ): GcPacer {
   let since = 0
@@ -101,14 +108,8 @@ export async function* paced(source: AsyncIterable<Uint8Array>, pacer: GcPacer):
   }
 }
 
-/**
- * A full collection now: after the intake of a large message whose worker starts on it at once
- * (src/compose/ingest.ts), so the report's stream does not grow on top of the intake's garbage.
- */
-export const collectGarbage = (): void => Bun.gc(true)
-
 /** The process's pacer: intake and worker count against the same garbage; a second of quiet after 1 MB or more collects it. */
-export const processPacer: GcPacer = gcPacer(EVERY_BYTES, () => Bun.gc(true), {
+export const processPacer: GcPacer = gcPacer(EVERY_BYTES, collectGarbage, {
   afterMs: 1000,
   minBytes: 1024 * 1024,
 })

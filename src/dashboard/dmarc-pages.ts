@@ -120,6 +120,23 @@ export function dmarcPages(s: DashboardServices, sessions: ReturnType<typeof ses
     name: param(params.name),
     actor: session.actor,
   })
+  type WriteInput = ReturnType<typeof input>
+  /** A form of the page: its use case on the session's account, then back to the page or its refusal. */
+  const write =
+    (run: (args: WriteInput) => Promise<Outcome<unknown>>, done: string) =>
+    async ({
+      session,
+      params,
+      request,
+    }: {
+      session: ActiveSession
+      params: { name: string }
+      request: Request
+    }) => {
+      noteAccount(request, session)
+      const args = input(session, params)
+      return settled(session, args.name, await run(args), done)
+    }
 
   return new Elysia({ name: 'dashboard:dmarc' })
     .use(sessions)
@@ -149,32 +166,17 @@ export function dmarcPages(s: DashboardServices, sessions: ReturnType<typeof ses
     )
     .post(
       '/domains/:name/dmarc/progression/approve',
-      async ({ session, params, request }) => {
-        noteAccount(request, session)
-        const args = input(session, params)
-        const outcome = await approveProposal(s.dmarc.progression, args)
-        return settled(session, args.name, outcome, 'approved')
-      },
+      write((args) => approveProposal(s.dmarc.progression, args), 'approved'),
       { session: true, csrf: true },
     )
     .post(
       '/domains/:name/dmarc/progression/reject',
-      async ({ session, params, request }) => {
-        noteAccount(request, session)
-        const args = input(session, params)
-        const outcome = await rejectProposal(s.dmarc.progression, args)
-        return settled(session, args.name, outcome, 'rejected')
-      },
+      write((args) => rejectProposal(s.dmarc.progression, args), 'rejected'),
       { session: true, csrf: true },
     )
     .post(
       '/domains/:name/dmarc/progression/rollback',
-      async ({ session, params, request }) => {
-        noteAccount(request, session)
-        const args = input(session, params)
-        const outcome = await rollbackPolicy(s.dmarc.progression, args)
-        return settled(session, args.name, outcome, 'rolled-back')
-      },
+      write((args) => rollbackPolicy(s.dmarc.progression, args), 'rolled-back'),
       { session: true, csrf: true },
     )
 }

@@ -74,7 +74,7 @@ export async function processBatch(
   ids: string[],
   lastAttempt: ReadonlySet<string> = new Set(),
 ): Promise<void> {
-  // The batch's commit comes after its messages were read: no pause collection until it is done
+  // No pause collection while the batch's messages are read and stored, its commit included
   // (infrastructure/runtime/gc-pacer.ts).
   const working = processPacer.hold()
   try {

@@ -198,14 +198,10 @@ export async function readMessage(deps: IngestJobDeps, message: StoredMessage): 
   }
   // Admitted by size: large messages wait while others hold the budget (docs/ingestion.md, "Memory").
   const release = await (deps.budget ?? unlimited).acquire(message.size)
-  // No pause collection while a message is read and stored (a large report's last stage counts no
-  // bytes for a second or more): infrastructure/runtime/gc-pacer.ts.
-  const working = processPacer.hold()
   try {
     // The message is read from the database a piece at a time, as the parser asks for it.
     return await processPayloads(processDeps(deps, message.size), deps.messages.body(message), ctx)
   } finally {
-    working()
     release()
   }
 }
@@ -226,6 +222,17 @@ export async function quarantineMessage(deps: IngestJobDeps, messageId: string, 
 
 /** Processes one message on its own (inline intake: src/wiring/ingest-now.ts). */
 export async function processMessage(deps: IngestJobDeps, messageId: string): Promise<MessageResult> {
+  // No pause collection while the message is read and stored (a large report's last stage counts
+  // no bytes for a second or more): infrastructure/runtime/gc-pacer.ts. A batch holds it likewise.
+  const working = processPacer.hold()
+  try {
+    return await processOne(deps, messageId)
+  } finally {
+    working()
+  }
+}
+
+async function processOne(deps: IngestJobDeps, messageId: string): Promise<MessageResult> {
   const message = await deps.messages.load(messageId)
   if (!isPending(message)) return { status: 'skipped' }
   const result = await readMessage(deps, message)

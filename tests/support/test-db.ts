@@ -2,10 +2,9 @@ import { existsSync, renameSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
-import postgres from 'postgres'
 import { type Database, openPostgres, wrapPglite } from '../../infrastructure/db/database.ts'
 import { migrate } from '../../infrastructure/db/migrate.ts'
-import { postgresJsTarget } from '../../infrastructure/db/postgres-url.ts'
+import { postgresClient } from '../../infrastructure/db/postgres-url.ts'
 
 // Each test file gets a database of its own, so files can run in parallel:
 // - DW_TEST_DB=postgres (default): a fresh database on the PostgreSQL server at TEST_DATABASE_URL
@@ -38,12 +37,7 @@ export async function createPostgresDatabase(): Promise<{
   drop(): Promise<void>
 }> {
   // TEST_DATABASE_URL may name the server's Unix socket, as DATABASE_URL may (postgres-url.ts).
-  const target = postgresJsTarget(adminUrl)
-  const admin = postgres(target.url, {
-    max: 1,
-    onnotice: () => {},
-    ...(target.path ? { path: target.path } : {}),
-  })
+  const admin = postgresClient(adminUrl, { max: 1, onnotice: () => {} })
   const name = `dw_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   try {
     await admin.unsafe(`create database "${name}"`)
