@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { gcPacer } from '../../../infrastructure/runtime/gc-pacer.ts'
+import { gcPacer, markGarbage } from '../../../infrastructure/runtime/gc-pacer.ts'
 
 // The memory pacer (infrastructure/runtime/gc-pacer.ts): a collection every `everyBytes` that flow,
 // and one more once the flow pauses. The collection is counted, not run.
@@ -98,4 +98,34 @@ test('a pause collection leaves the 8 MB cadence where it was', async () => {
   expect(collections()).toBe(1)
   pacer.count(1)
   expect(collections()).toBe(2)
+})
+
+test("a stream's own collection runs at the cadence; the pause collection stays the pacer's", async () => {
+  const { pacer, collections } = counted({ afterMs: 40, minBytes: MB })
+  let marked = 0
+  const mark = () => {
+    marked++
+  }
+  for (let i = 0; i < 9; i++) pacer.count(MB, mark)
+  expect(marked).toBe(1)
+  expect(collections()).toBe(0)
+  await Bun.sleep(100)
+  // The pause after the stream collects with the pacer's own (full) collection.
+  expect(collections()).toBe(1)
+  expect(marked).toBe(1)
+})
+
+test('markGarbage collects what nothing reaches any more', async () => {
+  const finalized: string[] = []
+  const registry = new FinalizationRegistry<string>((name) => finalized.push(name))
+  // Created in a function of its own, so no register or stack slot of this one keeps it.
+  ;(() => {
+    registry.register({ payload: new Array(1000).fill('x') }, 'dropped')
+  })()
+  for (let i = 0; i < 20 && finalized.length === 0; i++) {
+    markGarbage()
+    // Finalization callbacks run on a later turn.
+    await Bun.sleep(10)
+  }
+  expect(finalized).toEqual(['dropped'])
 })
