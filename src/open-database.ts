@@ -1,5 +1,4 @@
 import { type Database, openPostgres } from '../infrastructure/db/database.ts'
-import { openEmbedded } from '../infrastructure/db/embedded.ts'
 import type { Config } from './config.ts'
 
 /**
@@ -12,5 +11,8 @@ export function openDatabase(
 ): Promise<Database> {
   if (config.databaseUrl !== null)
     return Promise.resolve(openPostgres(config.databaseUrl, { max: options.poolSize }))
-  return openEmbedded({ dataDir: config.dataDir, serveSocket: options.serveSocket })
+  // PGlite and its driver are loaded only for the embedded database.
+  return import('../infrastructure/db/embedded.ts').then(({ openEmbedded }) =>
+    openEmbedded({ dataDir: config.dataDir, serveSocket: options.serveSocket }),
+  )
 }

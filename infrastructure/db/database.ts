@@ -1,6 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import type postgres from 'postgres'
 import { postgresClient } from './postgres-url.ts'
@@ -113,15 +112,6 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
       await Promise.all([client.end({ timeout: 5 }), counters?.end({ timeout: 5 })])
     },
   }
-}
-
-export function wrapPglite(
-  pglite: PGlite,
-  onClose: () => Promise<void>,
-  stopSocket?: () => Promise<void>,
-): Database {
-  const db = drizzlePglite({ client: pglite, casing: 'snake_case' }) as unknown as Db
-  return { kind: 'pglite', db, pglite, countersDb: db, close: onClose, stopSocket }
 }
 
 /** Rows of a raw statement, whichever driver ran it (postgres.js returns an array, PGlite `{rows}`). */

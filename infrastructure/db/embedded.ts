@@ -2,7 +2,8 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
-import { type Database, openPostgres, wrapPglite } from './database.ts'
+import { type Database, openPostgres } from './database.ts'
+import { wrapPglite } from './pglite-database.ts'
 import { exclusiveQueue } from './socket-queue.ts'
 
 // Only one process may open a PGlite directory. The process that opens it writes a lock file

@@ -1,5 +1,4 @@
 import { sql } from 'drizzle-orm'
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
 import { type Database, rowsOf } from './database.ts'
@@ -17,6 +16,8 @@ const MIGRATION_LOCK_KEY = 0x646d6172
  */
 export async function migrate(database: Database): Promise<void> {
   if (database.kind === 'pglite') {
+    // Loaded only here: PGlite's driver is no part of a process on PostgreSQL.
+    const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator')
     await migratePglite(database.db as never, { migrationsFolder: MIGRATIONS_FOLDER })
     return
   }

@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer'
 import type { MailTransport, OutgoingMessage, SendOutcome } from '../../domain/notifications/send-mail.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
 
@@ -42,6 +41,9 @@ export function createMailTransport(input: {
     async send(mail: OutgoingMessage): Promise<SendOutcome> {
       // A connection per mail, closed after it: these mails come in small numbers (a burst is one
       // mail per recipient), and a connection left open would outlive its use (and hold up shutdown).
+      // Loaded on the first mail: a service without MAIL_SMTP_URL, or one that has sent none yet,
+      // keeps nodemailer out of its memory (docs/operations.md, "Sizing").
+      const { default: nodemailer } = await import('nodemailer')
       const transport = nodemailer.createTransport({
         url: smtpUrl,
         connectionTimeout: 10_000,

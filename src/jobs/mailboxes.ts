@@ -1,6 +1,5 @@
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
-import { pollMailbox } from '../../infrastructure/mail/imap-poller.ts'
 import { POLL_MAILBOXES } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 
@@ -16,6 +15,9 @@ export function mailboxJobs(
   if (options.urls.length === 0) return []
   return [
     handle(POLL_MAILBOXES, async () => {
+      // Loaded on first use: the IMAP client and its logger are ~5 MB of a service's resident
+      // memory and ~1 MB of the heap every full collection marks (docs/operations.md, "Sizing").
+      const { pollMailbox } = await import('../../infrastructure/mail/imap-poller.ts')
       for (const url of options.urls) {
         const result = await pollMailbox(deps, {
           url,

@@ -2,8 +2,9 @@ import { existsSync, renameSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
-import { type Database, openPostgres, wrapPglite } from '../../infrastructure/db/database.ts'
+import { type Database, openPostgres } from '../../infrastructure/db/database.ts'
 import { migrate } from '../../infrastructure/db/migrate.ts'
+import { wrapPglite } from '../../infrastructure/db/pglite-database.ts'
 import { postgresClient } from '../../infrastructure/db/postgres-url.ts'
 
 // Each test file gets a database of its own, so files can run in parallel:

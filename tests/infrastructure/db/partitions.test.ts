@@ -7,14 +7,9 @@ import { sql } from 'drizzle-orm'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
-import {
-  type Database,
-  type Db,
-  openPostgres,
-  rowsOf,
-  wrapPglite,
-} from '../../../infrastructure/db/database.ts'
+import { type Database, type Db, openPostgres, rowsOf } from '../../../infrastructure/db/database.ts'
 import { migrate } from '../../../infrastructure/db/migrate.ts'
+import { wrapPglite } from '../../../infrastructure/db/pglite-database.ts'
 import {
   addMonths,
   dropExpiredPartitions,
