@@ -9,6 +9,9 @@ export type AllowedMethods = (path: string) => string[]
 const INTERNAL_MESSAGE =
   'Something went wrong on our side. Retry with backoff; quote the request id if it persists.'
 
+const UNAVAILABLE_MESSAGE = 'The service cannot reach its database right now. Retry in a few seconds.'
+const UNAVAILABLE_RETRY_SECONDS = 5
+
 /** The 500 body: the request id and nothing else about the failure (docs/api.md, "Errors"). */
 export function internalErrorBody(requestId: string | undefined) {
   return { error: 'internal_error', message: INTERNAL_MESSAGE, request_id: requestId }
@@ -28,6 +31,11 @@ export function errorMapping(deps: {
   notFoundPage?: () => Response
   /** The dashboard's 400 page, for a browser whose form or address broke an input rule (not /api/). */
   badRequestPage?: (message: string) => Response
+  /**
+   * Whether an unexpected error means a dependency (the database) cannot serve now: answered 503
+   * `service_unavailable` with Retry-After instead of a 500.
+   */
+  isUnavailable?: (error: unknown) => boolean
 }) {
   return new Elysia({ name: 'error-mapping' })
     .error({ FAILURE: FailureError })
@@ -121,6 +129,14 @@ function mapError(
   }
   // UNKNOWN, INTERNAL_SERVER_ERROR and anything else: logged with its stack, never sent.
   const requestId = requestFacts(request)?.id
+  if (deps.isUnavailable?.(error)) {
+    deps.logger.warn('dependency unavailable', { request_id: requestId, path, ...errorFields(error) })
+    return apply(
+      503,
+      { error: 'service_unavailable', message: UNAVAILABLE_MESSAGE, request_id: requestId },
+      { 'retry-after': String(UNAVAILABLE_RETRY_SECONDS) },
+    )
+  }
   deps.logger.error('unexpected error', { request_id: requestId, path, ...errorFields(error) })
   return apply(500, internalErrorBody(requestId))
 }

@@ -12,6 +12,7 @@ import type { RandomBytes } from '../domain/shared/random.ts'
 import { bunPasswords } from '../infrastructure/crypto/passwords.ts'
 import { keyFromFile, type SecretBox, secretBox } from '../infrastructure/crypto/secret-box.ts'
 import type { Database } from '../infrastructure/db/database.ts'
+import { isDatabaseUnavailable } from '../infrastructure/db/errors.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
 import { createDnsPacketResolver } from '../infrastructure/dns/dns-packet-resolver.ts'
@@ -230,6 +231,7 @@ export function buildApp(runtime: Runtime) {
           }),
         badRequestPage: (message) =>
           messagePage({ status: 400, title: 'Request refused', message, viewer: null }),
+        isUnavailable: isDatabaseUnavailable,
       }),
     )
     .use(inputGuard)

@@ -27,3 +27,31 @@ function findPgError(error: unknown): PgError | null {
   }
   return null
 }
+
+// The database cannot take the statement now, whatever it was: too many connections (SQLSTATE
+// 53300), a server shutting down or starting (57P01-57P03), any connection exception (class 08),
+// or the client's own view of a lost connection (postgres.js's CONNECT_TIMEOUT and CONNECTION_*
+// codes, the socket's ECONNREFUSED and kin). A retry a few seconds later may well succeed, so the
+// API answers 503 with Retry-After instead of a 500 (docs/api.md, "Errors").
+const UNAVAILABLE_CODES = new Set([
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+])
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = findPgError(error)?.code
+  if (code === undefined) return false
+  return UNAVAILABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)
+}
