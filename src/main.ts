@@ -5,7 +5,6 @@ import { migrate, migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { startAuthoritativeResponder } from '../infrastructure/dns/authoritative-responder.ts'
 import { batchedStdout, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/intake-socket.ts'
-import { startSmtpListener } from '../infrastructure/mail/smtp-listener.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { localIngestWake } from './compose/ingest.ts'
@@ -98,7 +97,9 @@ const mailIntake = { ...intake(runtime), logger }
 // The SMTP/LMTP listener makes the service an MX for its report domain (runs with the API).
 const smtp =
   config.smtp !== null && config.role !== 'worker'
-    ? await startSmtpListener(mailIntake, {
+    ? // Loaded only when configured: smtp-server and its share of nodemailer stay out of memory
+      // otherwise (docs/operations.md, "Sizing").
+      await (await import('../infrastructure/mail/smtp-listener.ts')).startSmtpListener(mailIntake, {
         host: config.smtp.host,
         port: config.smtp.port,
         lmtp: config.smtp.lmtp,

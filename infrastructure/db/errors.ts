@@ -28,20 +28,33 @@ function findPgError(error: unknown): PgError | null {
   return null
 }
 
-// The database cannot take the statement now, whatever it was: too many connections (SQLSTATE
-// 53300), a server shutting down or starting (57P01-57P03), any connection exception (class 08),
-// or the client's own view of a lost connection (postgres.js's CONNECT_TIMEOUT and CONNECTION_*
-// codes, the socket's ECONNREFUSED and kin). A retry a few seconds later may well succeed, so the
-// API answers 503 with Retry-After instead of a 500 (docs/api.md, "Errors").
-const UNAVAILABLE_CODES = new Set([
+// The database cannot take the statement now, whatever it was, and a retry a few seconds later may
+// well succeed, so the API answers 503 with Retry-After instead of a 500 (docs/api.md, "Errors"):
+// - the server's SQLSTATEs: too many connections (53300), shutting down or starting (57P01-57P03),
+//   the connection exceptions of class 08 that are about the connection (not 08P01, a protocol
+//   violation: a bug of ours; not 08007, where a retry could apply a commit twice);
+// - postgres.js's own connection errors (CONNECT_TIMEOUT, CONNECTION_*), which carry the address;
+// - a socket error (ECONNREFUSED and kin) only when a postgres.js query was rejected with it (the
+//   driver gives the error its `query`), never the same code from mail or another socket.
+// node-postgres (pg-boss's pool) reports a lost connection without a code: still a 500.
+const UNAVAILABLE_SQLSTATES = new Set([
   '53300',
   '57P01',
   '57P02',
   '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+])
+const CLIENT_CODES = new Set([
   'CONNECT_TIMEOUT',
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
+])
+const SOCKET_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -51,7 +64,11 @@ const UNAVAILABLE_CODES = new Set([
 ])
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const code = findPgError(error)?.code
-  if (code === undefined) return false
-  return UNAVAILABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)
+  const found = findPgError(error)
+  const code = found?.code
+  if (found === null || code === undefined) return false
+  if (UNAVAILABLE_SQLSTATES.has(code)) return true
+  if (CLIENT_CODES.has(code)) return 'address' in found
+  if (SOCKET_CODES.has(code)) return 'query' in found && 'syscall' in found
+  return false
 }

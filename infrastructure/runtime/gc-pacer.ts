@@ -32,7 +32,9 @@ export const markGarbage = (): void => {
 export interface GcPacer {
   /**
    * Counts bytes that went past; asks for a collection once enough did: the pacer's own, or
-   * `collect` when the stream that counts knows a cheaper one suits its garbage (`markGarbage`).
+   * `collect` when the stream that counts knows a cheaper one suits its garbage (`markGarbage`)
+   * and every byte counted since the last collection was counted with it. One byte counted without
+   * (the intake's pieces, another message's) makes it the pacer's own: that garbage needs its sweep.
    */
   count(bytes: number, collect?: () => void): void
   /**
@@ -64,6 +66,9 @@ export function gcPacer(
   idle: IdleCollection | null = null,
 ): GcPacer {
   let since = 0
+  // Bytes counted since the last collection without a collection of their own: their garbage
+  // wants the pacer's (full) collection.
+  let ownSince = 0
   // One timer per pause: a count only notes its time, and the timer, when it fires early, waits
   // for the rest of the pause (no timer set per chunk).
   let last = 0
@@ -88,19 +93,23 @@ export function gcPacer(
     // would have without this one. Counting from zero here moved them, and the 60 MB message's
     // peak growth with them: 129-145 MB against 108-126 MB (bench:ingest's memory part, alternated).
     collectedAt = since
+    ownSince = 0
     collect()
   }
   return {
     count(bytes, streamCollect) {
       since += bytes
+      if (streamCollect === undefined) ownSince += bytes
       if (idle !== null) {
         last = performance.now()
         if (timer === null) arm(idle.afterMs)
       }
       if (since < everyBytes) return
+      const run = streamCollect !== undefined && ownSince === 0 ? streamCollect : collect
       since = 0
+      ownSince = 0
       collectedAt = 0
-      ;(streamCollect ?? collect)()
+      run()
     },
     hold() {
       holds++

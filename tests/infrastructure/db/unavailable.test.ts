@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/postgres-js'
 import { Elysia } from 'elysia'
 import postgres from 'postgres'
 import { isDatabaseUnavailable, isUniqueViolation } from '../../../infrastructure/db/errors.ts'
@@ -63,6 +65,35 @@ onPostgres(
     const refused = await failure(() => nowhere`select 1`)
     await nowhere.end()
     expect(isDatabaseUnavailable(refused)).toBe(true)
+
+    // The same code from another socket (a mail server's, say) is not the database's.
+    const mailSocket = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:25'), {
+      code: 'ECONNREFUSED',
+      syscall: 'connect',
+    })
+    expect(isDatabaseUnavailable(mailSocket)).toBe(false)
+
+    // A protocol violation (08P01) is a bug in the statement, not an outage: it stays a 500.
+    const violation = await failure(() => admin.unsafe('select $1::int, $2::int', [1]))
+    expect((violation as { code?: string }).code).toBe('08P01')
+    expect(isDatabaseUnavailable(violation)).toBe(false)
+
+    // A backend terminated under a running statement (57P01), through Drizzle's own error wrapper.
+    const client = postgres(database.url, { max: 1, onnotice: () => {} })
+    const db = drizzle({ client })
+    const sleeping = failure(() => db.execute(sql`select pg_sleep(10)`))
+    for (let i = 0; i < 50; i++) {
+      const [row] = await admin<{ n: number }[]>`select count(pg_terminate_backend(pid))::int as n
+        from pg_stat_activity where query = 'select pg_sleep(10)' and pid <> pg_backend_pid()`
+      if (row!.n > 0) break
+      await Bun.sleep(20)
+    }
+    const terminated = await sleeping
+    // postgres.js's end() waits on the terminated connection: destroyed after a second instead.
+    await client.end({ timeout: 1 })
+    // Drizzle's wrapper, with the driver's error as its cause.
+    expect((terminated as { cause?: unknown }).cause).toBeDefined()
+    expect(isDatabaseUnavailable(terminated)).toBe(true)
 
     await admin`create table t (id int primary key)`
     await admin`insert into t values (1)`

@@ -115,6 +115,23 @@ test("a stream's own collection runs at the cadence; the pause collection stays 
   expect(marked).toBe(1)
 })
 
+test("a window with any byte counted without the stream's collection gets the pacer's own", () => {
+  const { pacer, collections } = counted(null)
+  let marked = 0
+  const mark = () => {
+    marked++
+  }
+  // The intake's pieces, then the stream crossing 8 MB: the pieces' garbage wants the full one.
+  pacer.count(MB)
+  for (let i = 0; i < 7; i++) pacer.count(MB, mark)
+  expect(collections()).toBe(1)
+  expect(marked).toBe(0)
+  // The next window holds the stream's bytes only.
+  for (let i = 0; i < 8; i++) pacer.count(MB, mark)
+  expect(collections()).toBe(1)
+  expect(marked).toBe(1)
+})
+
 test('markGarbage collects what nothing reaches any more', async () => {
   const finalized: string[] = []
   const registry = new FinalizationRegistry<string>((name) => finalized.push(name))
