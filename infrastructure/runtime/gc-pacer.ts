@@ -127,6 +127,16 @@ export function gcPacer(
   }
 }
 
+/** Runs `work` with `pacer` held (no pause collection meanwhile), released however it ends. */
+export async function held<T>(pacer: GcPacer, work: () => Promise<T>): Promise<T> {
+  const release = pacer.hold()
+  try {
+    return await work()
+  } finally {
+    release()
+  }
+}
+
 /** Passes the stream on, counting it against `pacer` (with `collect`, as `count` takes it). */
 export async function* paced(
   source: AsyncIterable<Uint8Array>,

@@ -1,6 +1,6 @@
 import type { PayloadOutcome } from '../../domain/ingest/process-message.ts'
 import { type HeldReport, holdSmallReports, settle } from '../../domain/ingest/report-batch.ts'
-import { processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
+import { held, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import {
   countStored,
   type IngestJobDeps,
@@ -76,12 +76,7 @@ export async function processBatch(
 ): Promise<void> {
   // No pause collection while the batch's messages are read and stored, its commit included
   // (infrastructure/runtime/gc-pacer.ts).
-  const working = processPacer.hold()
-  try {
-    await processHeld(deps, ids, lastAttempt)
-  } finally {
-    working()
-  }
+  await held(processPacer, () => processHeld(deps, ids, lastAttempt))
 }
 
 async function processHeld(deps: IngestJobDeps, ids: string[], lastAttempt: ReadonlySet<string>) {

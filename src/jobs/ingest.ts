@@ -35,7 +35,7 @@ import {
   PROCESS_MESSAGE,
 } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import { gcPacer, markGarbage, paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
+import { gcPacer, held, markGarbage, paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { processBatch } from './ingest-batch.ts'
@@ -232,12 +232,7 @@ export async function quarantineMessage(deps: IngestJobDeps, messageId: string, 
 export async function processMessage(deps: IngestJobDeps, messageId: string): Promise<MessageResult> {
   // No pause collection while the message is read and stored (a large report's last stage counts
   // no bytes for a second or more): infrastructure/runtime/gc-pacer.ts. A batch holds it likewise.
-  const working = processPacer.hold()
-  try {
-    return await processOne(deps, messageId)
-  } finally {
-    working()
-  }
+  return held(processPacer, () => processOne(deps, messageId))
 }
 
 async function processOne(deps: IngestJobDeps, messageId: string): Promise<MessageResult> {

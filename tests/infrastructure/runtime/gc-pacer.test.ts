@@ -6,8 +6,10 @@ import { gcPacer, markGarbage } from '../../../infrastructure/runtime/gc-pacer.t
 
 const MB = 1024 * 1024
 
+/** A pacer whose own collections are counted, and a stream's collection (`mark`) counted apart. */
 function counted(idle: { afterMs: number; minBytes: number } | null) {
   let collections = 0
+  let marked = 0
   const pacer = gcPacer(
     8 * MB,
     () => {
@@ -15,7 +17,10 @@ function counted(idle: { afterMs: number; minBytes: number } | null) {
     },
     idle,
   )
-  return { pacer, collections: () => collections }
+  const mark = () => {
+    marked++
+  }
+  return { pacer, collections: () => collections, mark, marked: () => marked }
 }
 
 test('a collection each time 8 MB went past, none before', () => {
@@ -101,35 +106,27 @@ test('a pause collection leaves the 8 MB cadence where it was', async () => {
 })
 
 test("a stream's own collection runs at the cadence; the pause collection stays the pacer's", async () => {
-  const { pacer, collections } = counted({ afterMs: 40, minBytes: MB })
-  let marked = 0
-  const mark = () => {
-    marked++
-  }
+  const { pacer, collections, mark, marked } = counted({ afterMs: 40, minBytes: MB })
   for (let i = 0; i < 9; i++) pacer.count(MB, mark)
-  expect(marked).toBe(1)
+  expect(marked()).toBe(1)
   expect(collections()).toBe(0)
   await Bun.sleep(100)
   // The pause after the stream collects with the pacer's own (full) collection.
   expect(collections()).toBe(1)
-  expect(marked).toBe(1)
+  expect(marked()).toBe(1)
 })
 
 test("a window with any byte counted without the stream's collection gets the pacer's own", () => {
-  const { pacer, collections } = counted(null)
-  let marked = 0
-  const mark = () => {
-    marked++
-  }
+  const { pacer, collections, mark, marked } = counted(null)
   // The intake's pieces, then the stream crossing 8 MB: the pieces' garbage wants the full one.
   pacer.count(MB)
   for (let i = 0; i < 7; i++) pacer.count(MB, mark)
   expect(collections()).toBe(1)
-  expect(marked).toBe(0)
+  expect(marked()).toBe(0)
   // The next window holds the stream's bytes only.
   for (let i = 0; i < 8; i++) pacer.count(MB, mark)
   expect(collections()).toBe(1)
-  expect(marked).toBe(1)
+  expect(marked()).toBe(1)
 })
 
 test('markGarbage collects what nothing reaches any more', async () => {
