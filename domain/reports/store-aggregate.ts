@@ -30,7 +30,10 @@ export interface AggregateReportWriter {
   write(input: AggregateWrite): Promise<AggregateWriteResult>
 }
 
-/** The UTC day a record is counted on: the day its report's range begins. */
+/**
+ * The UTC day a record is counted on: the day its report's range begins. The parser bounds
+ * `begin` (aggregate/report-fields.ts, MAX_REPORT_TIME), so it always is a real date here.
+ */
 export function reportDay(begin: number): string {
   return new Date(begin * 1000).toISOString().slice(0, 10)
 }

@@ -276,8 +276,11 @@ function count(parent: Json, key: string, parentPath: string): number {
 }
 
 // RFC 3339 §5.6 date-time; "T" and "Z" may be lower case, and §5.6's NOTE allows a space for "T".
+// Deviation: §5.6 requires the time-offset, but Microsoft sends "2023-01-10T00:00:00"
+// (tests/fixtures/tls-rpt/mox/microsoft.eml). Such a time is read as UTC, as mox does (its
+// tlsrpt/report.go, xtime): that report's file name gives the same range as UTC Unix times.
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))?$/
 
 function dateTime(value: string, path: string): number {
   const match = DATE_TIME.exec(value)
@@ -293,7 +296,8 @@ function dateTime(value: string, path: string): number {
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     invalid(path, `"${value}" is not a valid date-time`)
   }
+  // No offset (match[8] unset) counts as UTC, like "Z".
   const sign = match[8] === '-' ? -1 : 1
-  const offset = match[7] ? 0 : sign * (Number(match[9]) * 60 + Number(match[10]))
+  const offset = match[8] === undefined ? 0 : sign * (Number(match[9]) * 60 + Number(match[10]))
   return Math.floor(Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) / 1000) - offset * 60
 }

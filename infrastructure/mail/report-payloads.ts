@@ -7,6 +7,7 @@ import {
   ExtractionError,
   type ExtractLimits,
   limitExceeded,
+  outputLimitBroken,
 } from './extraction-failure.ts'
 import { gunzipStream } from './gzip-stream.ts'
 import { SNIFF_BYTES, sniffFormat } from './sniff.ts'
@@ -122,13 +123,38 @@ async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<Head> {
 }
 
 /**
+ * A gzip attachment may hold one more gzip ("gzipped twice", as tierpod/dmarc-report-converter
+ * accepts): its limits, and how many of the attachment's own bytes have been read.
+ */
+interface SecondGzip {
+  limits: ExtractLimits
+  attachmentBytes: () => number
+}
+
+/**
+ * The inner gzip's output, held to the limits against the attachment's bytes: gunzipStream judges
+ * the ratio against its own input (the outer gzip's output), and two levels multiply.
+ */
+async function* againstAttachment(source: AsyncIterable<Uint8Array>, second: SecondGzip) {
+  let total = 0
+  for await (const chunk of source) {
+    total += chunk.byteLength
+    const broken = outputLimitBroken(total, second.attachmentBytes(), second.limits)
+    if (broken) throw new ExtractionError(broken)
+    yield chunk
+  }
+}
+
+/**
  * A compressed payload: its format is told from its first decompressed bytes, and a report is
- * handed over as the decompression goes on (errors past the head surface in its stream).
+ * handed over as the decompression goes on (errors past the head surface in its stream). `second`
+ * is set while one more gzip level may be unpacked; deeper nesting is refused.
  */
 async function addCompressed(
   sink: PayloadSink,
   part: PartDescription & { entryName: string | null; compression: 'gzip' | 'zip' },
   stream: AsyncIterable<Uint8Array>,
+  second: SecondGzip | null = null,
 ): Promise<void> {
   const iterator = stream[Symbol.asyncIterator]()
   try {
@@ -139,10 +165,13 @@ async function addCompressed(
     } else if (format === 'xml' || format === 'json') {
       const rest = head.ended ? null : iterator
       await sink.hand({ ...part, kind: KIND[format], open: once(replay(head.chunks, rest)) })
+    } else if (format === 'gzip' && second !== null) {
+      const inner = gunzipStream(replay(head.chunks, head.ended ? null : iterator), second.limits)
+      await addCompressed(sink, part, againstAttachment(inner, second))
     } else if (format === 'gzip' || format === 'zip') {
-      const reason = decompressionFailed(
-        `a ${format} archive inside a ${part.compression} archive is not unpacked`,
-      )
+      // A gzip part without `second` is the inner gzip of a gzip: what it holds is a third level.
+      const outer = part.compression === 'gzip' && second === null ? 'gzip inside a gzip' : part.compression
+      const reason = decompressionFailed(`a ${format} archive inside a ${outer} archive is not unpacked`)
       sink.skipped.push({ ...part, reason })
     } else {
       const reason: ExtractFailure = {
@@ -198,6 +227,7 @@ export async function addPartPayloads(
       sink,
       { ...part, entryName: null, compression: 'gzip' },
       gunzipStream(reader.stream(), limits),
+      { limits, attachmentBytes: () => reader.pulled },
     )
     return
   }

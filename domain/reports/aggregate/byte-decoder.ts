@@ -1,6 +1,7 @@
-// Bytes to text for the tokenizer. UTF-8 unless a byte order mark or the XML declaration says
-// otherwise (XML 1.0 §4.3.3, Appendix F). Invalid sequences become U+FFFD instead of ending the
-// parse: reporters do send stray Windows-1252 bytes in UTF-8 reports (parsedmarc invalid_utf_8.xml).
+// Bytes to text for the tokenizer. UTF-8 unless a byte order mark, UTF-16's first `<`, or the XML
+// declaration says otherwise (XML 1.0 §4.3.3, Appendix F). Invalid sequences become U+FFFD instead
+// of ending the parse: reporters do send stray Windows-1252 bytes in UTF-8 reports (parsedmarc
+// invalid_utf_8.xml).
 //
 // Speed: a fatal, non-streaming UTF-8 TextDecoder is some 30 times faster than a replacing
 // streaming one (docs/decisions-aggregate-parser.md). So each chunk is cut after its last complete
@@ -43,6 +44,13 @@ function sniff(head: Uint8Array, final: boolean): [string, number] | null {
   if (b0 === 0xef && b1 === 0xbb && b2 === 0xbf) return ['utf-8', 3]
   if (b0 === 0xff && b1 === 0xfe) return ['utf-16le', 2]
   if (b0 === 0xfe && b1 === 0xff) return ['utf-16be', 2]
+  // UTF-16 without a byte order mark (XML 1.0 Appendix F: `3C 00 3F 00`, `00 3C 00 3F`). XML 1.0
+  // §4.3.3 wants the mark, but a NUL beside the first `<` is no XML in an ASCII-compatible encoding
+  // (§2.2 Char excludes it). Read as UTF-8, each `<` would open an element and the report would
+  // fail on the depth limit, which misleads.
+  if (b0 === 0x3c && b1 === 0x00) return ['utf-16le', 0]
+  if (b0 === 0x00 && b1 === 0x3c) return ['utf-16be', 0]
+  if (b0 === 0x00 && head.length < 2 && !final) return null
   const start = ascii(head.subarray(0, 5))
   if (!'<?xml'.startsWith(start)) return ['utf-8', 0]
   if (start.length < 5) return final ? ['utf-8', 0] : null

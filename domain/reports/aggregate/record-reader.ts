@@ -2,7 +2,7 @@
 // checks when it closes. Required elements must be present; source_ip and count also need a value.
 // An auth result's domain and result are not required (kept as '' when absent).
 
-import { formatIp, isIpv4, parseIp } from '../../spf/ip.ts'
+import { formatIp, isIpv4, parseIp, unmapIpv4 } from '../../spf/ip.ts'
 import type {
   AggregateParseError,
   AggregateRecord,
@@ -24,13 +24,15 @@ const HAS_HEADER_FROM = 8
 
 /**
  * Checks the source IP and rewrites it in canonical form (RFC 5952 for IPv6), so the same address
- * written two ways is one source. A strict dotted quad is already canonical (the common case).
+ * written two ways is one source. A strict dotted quad is already canonical (the common case). An
+ * IPv4-mapped address (`::ffff:1.2.3.4`, RFC 4291 §2.5.5.2) is that IPv4 sender, as failure reports
+ * already read it (../forensic.ts normalizeIp) and SPF must treat it (RFC 7208 §5).
  */
 function canonicalSourceIp(record: AggregateRecord): boolean {
   if (isIpv4(record.sourceIp)) return true
   const ip = parseIp(record.sourceIp)
   if (ip === null) return false
-  record.sourceIp = formatIp(ip)
+  record.sourceIp = formatIp(unmapIpv4(ip))
   return true
 }
 

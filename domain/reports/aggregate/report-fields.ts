@@ -140,20 +140,36 @@ const missing = (path: string): AggregateParseError => ({
   message: `${path} is missing`,
 })
 
+/**
+ * The latest begin/end accepted: 2100-01-01T00:00:00Z. RFC 7489 Appendix C gives seconds since the
+ * epoch; a time past this is another unit (a millisecond time of any day after 1970-02-17 is), and
+ * it would give no real date (reportDay in ../store-aggregate.ts, the stored timestamps). No lower
+ * bound but the epoch: the RFC 9990 Appendix B sample itself is dated 1979. Fixed, because the
+ * parser has no clock.
+ */
+export const MAX_REPORT_TIME = 4_102_444_800
+
 function checkTime(path: string, value: string | null): AggregateParseError | null {
   if (value === null) return missing(path)
-  if (/^[0-9]{1,15}$/.test(value)) return null
-  return { code: 'invalid_value', message: `${path} ${JSON.stringify(value)} is not a Unix time` }
+  if (!/^[0-9]{1,15}$/.test(value)) {
+    return { code: 'invalid_value', message: `${path} ${JSON.stringify(value)} is not a Unix time` }
+  }
+  if (Number(value) <= MAX_REPORT_TIME) return null
+  const message = `${path} ${value} is after 2100-01-01 (milliseconds instead of seconds?)`
+  return { code: 'invalid_value', message }
 }
 
 /** RFC 7489 Appendix C: org_name, report_id and date_range are required (org_name may be empty). */
 export function checkMetadata(meta: MetadataDraft): AggregateParseError | null {
   if (meta.orgName === null) return missing('report_metadata/org_name')
   if (meta.reportId === null || meta.reportId === '') return missing('report_metadata/report_id')
-  return (
+  const invalid =
     checkTime('report_metadata/date_range/begin', meta.begin) ??
     checkTime('report_metadata/date_range/end', meta.end)
-  )
+  if (invalid !== null || Number(meta.end) >= Number(meta.begin)) return invalid
+  // A range that ends before it begins covers no time: the report cannot be placed in any period.
+  const message = `report_metadata/date_range/end ${meta.end} is before begin ${meta.begin}`
+  return { code: 'invalid_value', message }
 }
 
 export function checkPolicy(policy: PolicyDraft): AggregateParseError | null {

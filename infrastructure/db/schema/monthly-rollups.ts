@@ -38,7 +38,8 @@ export const monthlyFailingSources = pgTable(
 /**
  * The reports whose range begins in the month (UTC), per domain and reporter, as the summaries'
  * `reporters` and `totals.reports` count them. `ends_on` is the month's first day, or the UTC day
- * the range ends when that is earlier (a range that ends before it begins: nothing refuses one), so
+ * the range ends when that is earlier (a range that ends before it begins: the parser refuses one now,
+ * but reports stored before may hold one), so
  * a period keeps the rule that a report overlapping it ends on or after its first day.
  */
 export const monthlyReporterCounts = pgTable(

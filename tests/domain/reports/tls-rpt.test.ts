@@ -189,6 +189,25 @@ describe('variants real reporters send', () => {
     }
     expect(parsed(json)).toMatchObject({ begin: 1459468800, end: 1459555199 })
   })
+
+  test('date-times without a time offset (Microsoft) are UTC; other malformed ones are still refused', () => {
+    const json = example()
+    json['date-range'] = { 'start-datetime': '2016-04-01T00:00:00', 'end-datetime': '2016-04-01 23:59:59.5' }
+    expect(parsed(json)).toMatchObject({
+      startDatetime: '2016-04-01T00:00:00',
+      begin: 1459468800,
+      end: 1459555199,
+    })
+    for (const bad of [
+      '2016-04-01T00:00',
+      '2016-04-01T00:00:00+0200',
+      '2016-04-01T00:00:00 UTC',
+      '1459468800',
+    ]) {
+      json['date-range']['start-datetime'] = bad
+      expect(error(json)).toMatchObject({ code: 'invalid_value', path: 'date-range.start-datetime' })
+    }
+  })
 })
 
 describe('invalid reports', () => {
