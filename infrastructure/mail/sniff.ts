@@ -29,10 +29,29 @@ function contains(bytes: Uint8Array, text: string): boolean {
   return false
 }
 
+/**
+ * The encoding of UTF-16 text, told by its byte order mark or, without one, by a NUL beside its
+ * first `<` (XML 1.0 Appendix F: 3C 00 3F 00 / 00 3C 00 3F), which no ASCII-compatible text has.
+ * The parser decodes it likewise (domain/reports/aggregate/byte-decoder.ts).
+ */
+function utf16(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | null {
+  const [b0, b1] = bytes
+  if ((b0 === 0xff && b1 === 0xfe) || (b0 === 0x3c && b1 === 0x00)) return 'utf-16le'
+  if ((b0 === 0xfe && b1 === 0xff) || (b0 === 0x00 && b1 === 0x3c)) return 'utf-16be'
+  return null
+}
+
 export function sniffFormat(bytes: Uint8Array): SniffedFormat | null {
   // RFC 1952 §2.3.1: ID1 ID2 = 1f 8b. APPNOTE 4.3.7: a local file header starts "PK\3\4".
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'gzip'
   if (startsWith(bytes, 0, 'PK\x03\x04')) return 'zip'
+  // UTF-16 text is judged by the same rules, on its first characters.
+  const wide = utf16(bytes)
+  if (wide !== null) {
+    const head = new TextDecoder(wide).decode(bytes.subarray(0, SNIFF_BYTES * 2)).replace(/^\uFEFF/, '')
+    const format = sniffFormat(new TextEncoder().encode(head))
+    return format === 'xml' ? 'xml' : null
+  }
   const at = skipPreamble(bytes)
   if (startsWith(bytes, at, '{')) return 'json'
   // An XML declaration or the root element; anything else starting with "<" (a comment, an

@@ -69,3 +69,26 @@ test('::ffff:192.0.2.1 and 192.0.2.1 are one source; a report gzipped twice is s
   )
   expect(sources).toEqual([{ ip: '192.0.2.1' }])
 })
+
+test('a report in UTF-16, with and without its byte order mark, gzipped or bare, is stored', async () => {
+  const utf16le = (text: string, bom: boolean) => {
+    const units = (bom ? '\uFEFF' : '') + text
+    const bytes = new Uint8Array(units.length * 2)
+    for (let i = 0; i < units.length; i++) {
+      bytes[i * 2] = units.charCodeAt(i) & 0xff
+      bytes[i * 2 + 1] = units.charCodeAt(i) >> 8
+    }
+    return bytes
+  }
+  const declared = (id: string) =>
+    withId(id).replace(/^<\?xml[^>]*\?>/, '<?xml version="1.0" encoding="UTF-16"?>')
+  for (const [id, body] of [
+    ['utf16-bom', utf16le(declared('utf16-bom'), true)],
+    ['utf16-bare', utf16le(declared('utf16-bare'), false)],
+    ['utf16-gz', Bun.gzipSync(utf16le(declared('utf16-gz'), true))],
+  ] as const) {
+    const res = await upload(body as BodyInit)
+    expect({ id, status: res.status }).toEqual({ id, status: 201 })
+    expect(res.body.data.reports).toMatchObject([{ status: 'stored', report_id: id }])
+  }
+})

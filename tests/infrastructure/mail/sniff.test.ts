@@ -1,0 +1,39 @@
+import { expect, test } from 'bun:test'
+import { sniffFormat } from '../../../infrastructure/mail/sniff.ts'
+
+// What a payload is, by its first bytes (infrastructure/mail/sniff.ts): UTF-16 reports are read by
+// the same rules as UTF-8 ones once decoded (XML 1.0 Appendix F), with or without a byte order mark.
+
+const utf16 = (text: string, order: 'le' | 'be', bom: boolean) => {
+  const bytes = new Uint8Array((text.length + (bom ? 1 : 0)) * 2)
+  const view = new DataView(bytes.buffer)
+  const units = (bom ? '\uFEFF' : '') + text
+  for (let i = 0; i < units.length; i++) view.setUint16(i * 2, units.charCodeAt(i), order === 'le')
+  return bytes
+}
+
+const report = '<?xml version="1.0" encoding="UTF-16"?>\n<feedback><report_metadata>'
+
+test('UTF-16 XML in either byte order, with and without its mark, is XML', () => {
+  for (const order of ['le', 'be'] as const)
+    for (const bom of [true, false]) expect(sniffFormat(utf16(report, order, bom))).toBe('xml')
+  // A root element without a declaration, as some reporters send it.
+  expect(sniffFormat(utf16('<feedback><version>1.0</version>', 'le', false))).toBe('xml')
+})
+
+test('UTF-16 text that is not a report stays unknown, as it would in UTF-8', () => {
+  expect(sniffFormat(utf16('<html><body>Your report</body></html>', 'le', true))).toBeNull()
+  expect(sniffFormat(utf16('Hello, this is a text part', 'be', true))).toBeNull()
+  // JSON in UTF-16 is not a TLS report (RFC 8460 §5.3: UTF-8).
+  expect(sniffFormat(utf16('{"organization-name": "x"}', 'le', true))).toBeNull()
+})
+
+test('the UTF-8 rules are unchanged', () => {
+  const bytes = (text: string) => new TextEncoder().encode(text)
+  expect(sniffFormat(bytes(report))).toBe('xml')
+  expect(sniffFormat(bytes('\uFEFF  {"a":1}'))).toBe('json')
+  expect(sniffFormat(bytes('<!-- x --><xs:schema><feedback>'))).toBe('xml')
+  expect(sniffFormat(bytes('<html></html>'))).toBeNull()
+  expect(sniffFormat(new Uint8Array([0x1f, 0x8b, 8]))).toBe('gzip')
+  expect(sniffFormat(bytes('PK\x03\x04rest'))).toBe('zip')
+})
