@@ -5,9 +5,11 @@ import { createAccount } from '../domain/accounts/use-cases.ts'
 import { jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
+import { reportProcessBytes } from '../src/compose/ingest.ts'
 import { openSecretBox, resolvers, stores, systemRandom } from '../src/compose.ts'
 import { loadConfig } from '../src/config.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
+import { serviceEnv } from './service-env.ts'
 
 export const BENCH_INGEST_DOMAIN = 'in.bench.test'
 
@@ -18,6 +20,7 @@ export async function benchRuntime(env: Record<string, string> = {}) {
     LOG_LEVEL: 'silent',
     INGEST_DOMAIN: BENCH_INGEST_DOMAIN,
     SECRET_KEY: '11'.repeat(32),
+    ...serviceEnv(),
     ...env,
   })
   const now = () => new Date()
@@ -32,6 +35,8 @@ export async function benchRuntime(env: Record<string, string> = {}) {
     boss,
     secrets: await openSecretBox(config),
     ...resolvers(config, now),
+    // Large messages go to report processes of their own, as the service has it (src/main.ts).
+    reportProcessBytes: reportProcessBytes(config, database),
   }
   const s = stores(database, boss)
   return { db, database, config, now, boss, runtime, s }

@@ -8,6 +8,7 @@ import { type ServiceProcess, startService } from '../tests/support/processes.ts
 import { cpuSince } from './process-stats.ts'
 import type { Figure } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
+import { serviceEnv } from './service-env.ts'
 
 const SECRET = 'bench-intake-secret-0123456789abcdef'
 const CLIENTS = 8
@@ -32,6 +33,7 @@ export async function smallReportFigures(input: {
     RATE_LIMIT_PUBLIC_PER_MINUTE: '10000000',
     RATE_LIMIT_API_PER_MINUTE: '10000000',
     LOG_LEVEL: 'warn',
+    ...serviceEnv(),
   }
   const emails = (prefix: string, n: number) =>
     Array.from({ length: n }, (_, i) => {

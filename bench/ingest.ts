@@ -40,7 +40,19 @@ for (const name of domains) {
     values (${account.accountId}, ${name}, 'x', now())`)
 }
 const { accept, messages } = intake(runtime)
-const jobDeps = ingestJobDeps(runtime, { messages, forensicTls: s.forensicTls })
+// A 100,000-record report is digested by a report process of its own (INGEST_PROCESS_BYTES,
+// ROLE=all on PostgreSQL): its peak is the kernel's figure for that process, read from the line the
+// job logs (docs/ingestion.md, "Large messages in a process of their own").
+const childRuns: Record<string, unknown>[] = []
+const jobDeps = {
+  ...ingestJobDeps(runtime, { messages, forensicTls: s.forensicTls }),
+  logger: {
+    ...runtime.logger,
+    info: (msg: string, fields?: Record<string, unknown>) => {
+      if (msg === 'message digested by a report process' && fields !== undefined) childRuns.push(fields)
+    },
+  },
+}
 
 // 1. One report of 100,000 records (~42 MB of XML, gzipped in an email): intake to committed rows
 // and rollups.
@@ -73,6 +85,7 @@ if (only('large')) {
   await polling
   const shownSeconds = ((shownAt ?? performance.now()) - started) / 1000
   const peak = await peakRss.stop()
+  const child = childRuns.at(-1)
   const stored = rowsOf<{ records: number; rollup: number }>(
     await database.db.execute(sql`select (select count(*) from aggregate_records)::int as records,
       (select sum(messages) from daily_rollups)::bigint as rollup`),
@@ -103,6 +116,16 @@ if (only('large')) {
       target: '≤ 256 MB',
       ok: peak <= 256e6,
     },
+    ...(child === undefined
+      ? []
+      : [
+          {
+            metric: `large report: peak RSS of its report process (kernel, ru_maxrss; ${child.cpu_ms} ms CPU)`,
+            value: `${Math.round(Number(child.peak_rss_bytes) / 1e6)} MB`,
+            target: '≤ 256 MB',
+            ok: Number(child.peak_rss_bytes) <= 256e6,
+          },
+        ]),
   )
 }
 

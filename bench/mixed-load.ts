@@ -17,6 +17,7 @@ import { stores, systemRandom } from '../src/compose.ts'
 import { createTestDatabase } from '../tests/support/test-db.ts'
 import { type Figure, report } from './report.ts'
 import { aggregateXml, reportEmail } from './report-generator.ts'
+import { serviceEnv } from './service-env.ts'
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const SMALL_REPORTS = Number(process.env.BENCH_SMALL_REPORTS ?? 500)
@@ -55,12 +56,7 @@ function freePort(): number {
   return port
 }
 
-const extra = Object.fromEntries(
-  (process.env.BENCH_SERVICE_ENV ?? '')
-    .split(/\s+/)
-    .filter((pair) => pair.includes('='))
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-)
+const extra = serviceEnv()
 const port = freePort()
 const base = `http://127.0.0.1:${port}`
 const service = Bun.spawn(['bun', 'src/main.ts'], {
@@ -79,11 +75,44 @@ const service = Bun.spawn(['bun', 'src/main.ts'], {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     ...extra,
   },
-  // The request log is written, as in production, and thrown away.
-  stdout: 'ignore',
+  // The request log is written, as in production, and read only for the report processes' lines.
+  stdout: 'pipe',
   stderr: 'inherit',
 })
 const pid = service.pid
+// A large report is digested by a report process of the service (INGEST_PROCESS_BYTES): its peak
+// RSS is the kernel's figure for that process, from the line the service logs when it exits.
+// BENCH_SERVICE_LOG=path keeps the service's log lines (requests, jobs) for a look afterwards.
+const serviceLog = process.env.BENCH_SERVICE_LOG ? Bun.file(process.env.BENCH_SERVICE_LOG).writer() : null
+const ownProcess = extra.INGEST_PROCESS_BYTES !== '0'
+const childRuns: { peak_rss_bytes: number; cpu_ms: number }[] = []
+void (async () => {
+  let buffer = ''
+  const decoder = new TextDecoder()
+  for await (const chunk of service.stdout) {
+    buffer += decoder.decode(chunk, { stream: true })
+    const lines = buffer.split('\n')
+    buffer = lines.pop() ?? ''
+    if (serviceLog !== null) serviceLog.write(lines.map((line) => `${line}\n`).join(''))
+    for (const line of lines)
+      if (line.includes('"message digested by a report process"')) childRuns.push(JSON.parse(line))
+  }
+})()
+/**
+ * The report process that digested the report whose run started after `runs` lines, once it has
+ * exited (after its per-source merge, past the summary's total): waited for after the read load.
+ */
+async function childOf(runs: number): Promise<{ peak: number; note: string }> {
+  const deadline = Date.now() + 30_000
+  while (ownProcess && childRuns.length === runs && Date.now() < deadline) await Bun.sleep(50)
+  const run = childRuns.length > runs ? childRuns.at(-1)! : null
+  return run === null
+    ? { peak: 0, note: '' }
+    : {
+        peak: run.peak_rss_bytes,
+        note: `; its report process ${Math.round(run.peak_rss_bytes / 1e6)} MB (${run.cpu_ms} ms CPU)`,
+      }
+}
 
 async function untilUp() {
   const deadline = Date.now() + 60_000
@@ -204,11 +233,12 @@ async function digestLarge(domain: string, reportId: string, seed: number) {
   return {
     before,
     run: async () => {
+      const runs = childRuns.length
       await Bun.write(`/proc/${pid}/clear_refs`, '5')
       const started = performance.now()
       await post(email)
       while ((await summaryMessages(domain)) !== shown + expected) await Bun.sleep(25)
-      return { seconds: (performance.now() - started) / 1000, peak: await vm('VmHWM') }
+      return { seconds: (performance.now() - started) / 1000, peak: await vm('VmHWM'), runs }
     },
   }
 }
@@ -265,6 +295,7 @@ try {
     const aloneLoad = load1()
     const alone = await digestLarge(domains[1]!, 'big-alone', 11)
     const large = await alone.run()
+    const largeChild = await childOf(large.runs)
     figures.push(
       {
         metric: `100,000-record report alone: intake → summary shows its total (load ${aloneLoad})`,
@@ -273,22 +304,23 @@ try {
         ok: large.seconds <= 2,
       },
       {
-        metric: `100,000-record report alone: peak RSS (VmHWM; ${Math.round(alone.before / 1e6)} MB before)`,
+        metric: `100,000-record report alone: peak RSS (VmHWM; ${Math.round(alone.before / 1e6)} MB before)${largeChild.note}`,
         value: `${Math.round(large.peak / 1e6)} MB`,
         target: '≤ 256 MB',
-        ok: large.peak <= 256e6,
+        ok: large.peak <= 256e6 && largeChild.peak <= 256e6,
       },
     )
   }
   if (only('loaded')) {
     const loadedLoad = load1()
     const loaded = await digestLarge(domains[2]!, 'big-loaded', 12)
-    let underLarge = { seconds: 0, peak: 0 }
+    let underLarge = { seconds: 0, peak: 0, runs: 0 }
     const reads = await readLoad(() =>
       loaded.run().then((r) => {
         underLarge = r
       }),
     )
+    const loadedChild = await childOf(underLarge.runs)
     const largeErrors = Object.values(reads.errors).reduce((a, b) => a + b, 0)
     figures.push(
       {
@@ -299,7 +331,7 @@ try {
       },
       {
         metric: `100,000-record report under that read load: intake → summary; peak RSS (${Math.round(loaded.before / 1e6)} MB before)`,
-        value: `${underLarge.seconds.toFixed(2)} s; ${Math.round(underLarge.peak / 1e6)} MB`,
+        value: `${underLarge.seconds.toFixed(2)} s; ${Math.round(underLarge.peak / 1e6)} MB${loadedChild.note}`,
         target: 'reported',
         ok: true,
       },
@@ -313,6 +345,7 @@ try {
       ok: true,
     })
 } finally {
+  await serviceLog?.end()
   service.kill('SIGTERM')
   await service.exited
   await db.drop()

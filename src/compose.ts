@@ -87,6 +87,11 @@ export interface Runtime {
    * (src/compose/ingest.ts): set only where the worker runs beside the intake; elsewhere it polls.
    */
   wakeIngest?: (bytes: number) => void
+  /**
+   * Messages of this many bytes or more are digested by a report process of their own (src/main.ts
+   * sets it for the service: reportProcessBytes in src/compose/ingest.ts); unset, in this process.
+   */
+  reportProcessBytes?: number | null
 }
 
 /** SECRET_KEY, or the key file in DATA_DIR (created once, 0600). */

@@ -45,6 +45,12 @@ export interface Config {
   ingestParseThreadBytes: number
   /** Connections of the worker's own pool when the API runs in the same process (ROLE=all, PostgreSQL); 0 shares the API's. */
   workerDbPool: number
+  /** Bytes; ROLE=all on PostgreSQL digests messages this large in a process of their own; 0: never. */
+  ingestProcessBytes: number
+  /** The CPU priority (nice 0-19) of those processes: below the API's, which they share cores with. */
+  ingestProcessNice: number
+  /** WORKER_NICE: the CPU priority a ROLE=worker process gives itself (nice 0-19; 0 leaves it). */
+  workerNice: number
   /** Reverse-DNS enrichment: source IPs looked up per run (every 5 minutes), and at once. */
   enrichPtr: { perRun: number; concurrency: number }
   shutdownTimeoutMs: number
@@ -174,6 +180,9 @@ export function loadConfig(env: Env = process.env): Config {
     workerSliceMs: int('WORKER_SLICE_MS', 5, 0, 1000),
     ingestParseThreadBytes: int('INGEST_PARSE_THREAD_BYTES', 0, 0, 64 * 1024 * 1024 * 1024),
     workerDbPool: int('WORKER_DB_POOL', 4, 0, 100),
+    workerNice: int('WORKER_NICE', 0, 0, 19),
+    ingestProcessBytes: int('INGEST_PROCESS_BYTES', 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
+    ingestProcessNice: int('INGEST_PROCESS_NICE', 10, 0, 19),
     enrichPtr: {
       perRun: int('ENRICH_PTR_PER_RUN', 1000, 1, 100_000),
       concurrency: int('ENRICH_PTR_CONCURRENCY', 4, 1, 64),

@@ -7,7 +7,8 @@ import { batchedStdout, jsonLogger } from '../infrastructure/logging/json-logger
 import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/intake-socket.ts'
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import { localIngestWake } from './compose/ingest.ts'
+import { setProcessNice } from '../infrastructure/runtime/process-priority.ts'
+import { localIngestWake, reportProcessBytes } from './compose/ingest.ts'
 import { hostedRecordLookup } from './compose/stores.ts'
 import { type App, buildApp, intake, openSecretBox, resolvers, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
@@ -31,6 +32,12 @@ try {
 }
 
 const logger = jsonLogger(config.logLevel, batchedStdout())
+// A worker lowers its CPU priority first, so every thread it starts later inherits it
+// (infrastructure/runtime/process-priority.ts). With the API in this process there is nothing
+// of its own to yield to: the setting is for ROLE=worker only.
+if (config.workerNice > 0 && config.role !== 'worker')
+  logger.warn('WORKER_NICE applies to ROLE=worker processes only; ignored', { role: config.role })
+const priority = config.workerNice > 0 && config.role === 'worker' ? setProcessNice(config.workerNice) : null
 const database = await openDatabase(config, { serveSocket: true })
 if (config.databaseUrl === null && database.kind !== 'pglite') {
   await database.close()
@@ -43,6 +50,9 @@ const boss: PgBoss = await startBoss(database, { background: config.role !== 'ap
 await createQueues(boss)
 const secrets = await openSecretBox(config)
 const hostedRecords = hostedRecordLookup({ database, config })
+// With the API here on PostgreSQL, large messages are digested by report processes of their own
+// (INGEST_PROCESS_BYTES; docs/ingestion.md, "Large messages in a process of their own").
+const processBytes = reportProcessBytes(config, database)
 const runtime = {
   config,
   database,
@@ -56,7 +66,8 @@ const runtime = {
   // this process's ingest worker once its statement has committed, instead of waiting for its poll.
   // ROLE=api has none to wake: ROLE=worker processes find its jobs at their next poll
   // (docs/ingestion.md, "Waking the local worker").
-  wakeIngest: config.role !== 'api' ? localIngestWake(boss, logger) : undefined,
+  wakeIngest: config.role !== 'api' ? localIngestWake(boss, logger, processBytes) : undefined,
+  reportProcessBytes: processBytes,
 }
 // In ROLE=all on PostgreSQL the worker has a pool of its own (WORKER_DB_POOL), so a request never
 // waits for a connection behind a large report's transaction or a batch of stores (issue #20).
@@ -138,6 +149,7 @@ logger.info('dmarcwatch started', {
   dns: responder ? `${config.spf.dnsHost}:${responder.port} (${config.spf.zone})` : undefined,
   metrics: metricsServer ? `http://${config.host}:${metricsServer.port}/metrics` : undefined,
   intake_socket: intakeSocket ? intakeSocketPath : undefined,
+  nice: priority?.nice,
 })
 
 let stopping = false

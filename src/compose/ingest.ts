@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import type { PgBoss } from 'pg-boss'
 import { acceptMessage, type NewIngestMessage } from '../../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
@@ -14,6 +15,7 @@ import { localWorkerWake } from '../../infrastructure/queue/wake.ts'
 import { pgReportBatchStore } from '../../infrastructure/repositories/aggregate-report-batch.ts'
 import { mergePendingRollups } from '../../infrastructure/repositories/aggregate-report-merge.ts'
 import { createAggregateWriter } from '../../infrastructure/repositories/aggregate-report-writer.ts'
+import { pgForensicTlsStore } from '../../infrastructure/repositories/pg-forensic-tls-store.ts'
 import {
   MESSAGE_PIECE_BYTES,
   pgIngestMessageStore,
@@ -21,9 +23,11 @@ import {
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import { collectGarbage } from '../../infrastructure/runtime/gc-pacer.ts'
+import { messageProcesses } from '../../infrastructure/runtime/message-process.ts'
 import type { Runtime } from '../compose.ts'
+import type { Config } from '../config.ts'
 import { ByteBudget } from '../jobs/byte-budget.ts'
-import type { IngestJobDeps } from '../jobs/ingest.ts'
+import type { IngestJobDeps, MessageJobDeps } from '../jobs/ingest.ts'
 import { type IngestNow, ingestNow } from '../wiring/ingest-now.ts'
 
 // Report intake's wiring: the one accept function every path calls, the report job's deps, and
@@ -41,12 +45,19 @@ export const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').u
  * collects the intake's garbage (its hex pieces, the request's buffers): the worker used to start on
  * the message up to 500 ms later, and starting at once on top of that garbage raised a 100,000-record
  * report's peak RSS from 228-235 MB to 247-262 MB (docs/ingestion.md, "Waking the local worker").
+ * Not for a message of `ownProcessBytes` or more: a process of its own digests it (reportProcessBytes),
+ * so nothing here grows on top of that garbage, and the collection would only stall the API.
  */
-export function localIngestWake(boss: PgBoss, logger: Logger): (bytes: number) => void {
+export function localIngestWake(
+  boss: PgBoss,
+  logger: Logger,
+  ownProcessBytes: number | null = null,
+): (bytes: number) => void {
   const wake = localWorkerWake(boss, PROCESS_MESSAGE, logger)
   return (bytes) => {
     // Queued before the wake's own turn, so it runs first; never inside the caller's turn.
-    if (bytes > MESSAGE_PIECE_BYTES) setImmediate(collectGarbage)
+    if (bytes > MESSAGE_PIECE_BYTES && (ownProcessBytes === null || bytes < ownProcessBytes))
+      setImmediate(collectGarbage)
     wake()
   }
 }
@@ -119,20 +130,13 @@ function cachedReportDomains(lookup: ReportDomainLookup, now: () => Date): Repor
  * reports enqueue their alert rules: infrastructure/queue/alert-triggers.ts).
  */
 export function ingestJobDeps(
-  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
-  { messages, forensicTls }: Pick<IngestJobDeps, 'messages' | 'forensicTls'>,
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss' | 'reportProcessBytes'>,
+  stores: Pick<IngestJobDeps, 'messages' | 'forensicTls'>,
 ): IngestJobDeps {
   const { config, database, dns, now } = runtime
   return {
-    // The API shares this thread in ROLE=all: CPU slices (WORKER_SLICE_MS) and enrichment budgets
-    // (ENRICH_PTR_*; docs/ingestion.md).
-    aggregates: createAggregateWriter(database, {
-      boss: runtime.boss,
-      sliceMs: config.workerSliceMs,
-      logger: runtime.logger,
-    }),
+    ...messageJobDeps(runtime, stores),
     batches: pgReportBatchStore(database, runtime.boss, runtime.logger),
-    reportDomains: cachedReportDomains(reportDomains(database), now),
     mergeRollups: async (job) => {
       const merged = await mergePendingRollups(database, job.reportId)
       if (merged > 0 && runtime.boss !== null)
@@ -141,6 +145,49 @@ export function ingestJobDeps(
     },
     enrichSources: (input) =>
       enrichSources({ db: database.db, dns, now }, { ...input, concurrency: config.enrichPtr.concurrency }),
+    enrichPtr: config.enrichPtr,
+    ownProcess: ownProcess(runtime.reportProcessBytes ?? null, config, database),
+  }
+}
+
+/**
+ * From what size a message is digested by a process of its own, or null for never: with the API in
+ * this process (ROLE=all) on PostgreSQL, INGEST_PROCESS_BYTES (docs/ingestion.md, "Large messages
+ * in a process of their own"). The embedded database has one holder, and ROLE=worker has no API to
+ * protect.
+ */
+export function reportProcessBytes(config: Config, database: Database): number | null {
+  return config.role === 'all' &&
+    database.kind === 'postgres' &&
+    database.socketPath === undefined &&
+    config.ingestProcessBytes > 0
+    ? config.ingestProcessBytes
+    : null
+}
+
+function ownProcess(
+  minBytes: number | null,
+  config: Config,
+  database: Database,
+): IngestJobDeps['ownProcess'] {
+  if (minBytes === null || database.kind !== 'postgres') return undefined
+  return { minBytes, run: reportProcesses(reportProcessSettings(config, database.url)) }
+}
+
+/** What one message's reading and storing needs: the report process builds only this. */
+function messageJobDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'logger' | 'now' | 'boss'>,
+  { messages, forensicTls }: Pick<IngestJobDeps, 'messages' | 'forensicTls'>,
+): MessageJobDeps {
+  const { config, database, now } = runtime
+  return {
+    // The API shares this thread in ROLE=all: CPU slices (WORKER_SLICE_MS; docs/ingestion.md).
+    aggregates: createAggregateWriter(database, {
+      boss: runtime.boss,
+      sliceMs: config.workerSliceMs,
+      logger: runtime.logger,
+    }),
+    reportDomains: cachedReportDomains(reportDomains(database), now),
     messages,
     forensicTls,
     logger: runtime.logger,
@@ -154,9 +201,46 @@ export function ingestJobDeps(
     // Messages admitted by their bytes in flight (INGEST_WORKER_MAX_BYTES; docs/ingestion.md, "Memory").
     // and by their count (INGEST_WORKER_CONCURRENCY: in ROLE=all each is work ahead of the API's).
     budget: new ByteBudget(config.ingestWorkerMaxBytes, config.ingestWorkerConcurrency),
-    enrichPtr: config.enrichPtr,
     parseThreadBytes: config.ingestParseThreadBytes,
   }
+}
+
+/**
+ * The report processes of this service: at most two at once (each takes a core and up to ~200 MB
+ * while a 100,000-record report streams), each given its job's time before it is killed.
+ */
+const reportProcessGate = concurrencyLimit(2)
+const reportProcesses = (settings: ReportProcessSettings) =>
+  messageProcesses({
+    entry: fileURLToPath(new URL('../ingest-process.ts', import.meta.url)),
+    settings,
+    gate: reportProcessGate,
+    timeoutMs: (PROCESS_MESSAGE.options.expireInSeconds ?? 900) * 1000 - 60_000,
+  })
+
+/** The settings a report process works with: its parent's, for what one message's job reads. */
+export function reportProcessSettings(config: Config, databaseUrl: string) {
+  return {
+    databaseUrl,
+    logLevel: config.logLevel,
+    ingestProcessNice: config.ingestProcessNice,
+    ingestMaxReportBytes: config.ingestMaxReportBytes,
+    ingestWorkerMaxBytes: config.ingestWorkerMaxBytes,
+    ingestWorkerConcurrency: config.ingestWorkerConcurrency,
+    ingestParseThreadBytes: config.ingestParseThreadBytes,
+  } satisfies Partial<Config>
+}
+export type ReportProcessSettings = ReturnType<typeof reportProcessSettings>
+
+/** A report process's deps: its own stores and queue, on the parent's settings (src/ingest-process.ts). */
+export function messageProcessDeps(
+  runtime: Pick<Runtime, 'config' | 'database' | 'logger' | 'now'> & { boss: PgBoss },
+): MessageJobDeps {
+  const store = pgIngestMessageStore(runtime.database.db, runtime.boss)
+  return messageJobDeps(runtime, {
+    messages: store,
+    forensicTls: pgForensicTlsStore(runtime.database.db, runtime.boss),
+  })
 }
 
 // Two files processed inline at once per process: a large report takes ~230 MB and a core while it

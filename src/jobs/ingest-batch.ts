@@ -10,6 +10,7 @@ import {
   type ReadMessage,
   readMessage,
 } from './ingest.ts'
+import { digestInOwnProcess, inOwnProcess } from './report-process.ts'
 
 // A worker's batch of messages (docs/ingestion.md, "The queue"): one statement loads them, each is
 // read through with its small reports held back (domain/ingest/report-batch.ts), then one
@@ -97,6 +98,11 @@ async function processHeld(deps: IngestJobDeps, ids: string[], lastAttempt: Read
         try {
           const message = listed.withheld ? await deps.messages.load(listed.id) : listed
           if (!isPending(message)) continue
+          // A large message is digested by a process of its own, which stores and marks it.
+          if (inOwnProcess(deps, message.size)) {
+            await digestInOwnProcess(deps, listed.id)
+            continue
+          }
           const result = await readMessage({ ...deps, aggregates: writer }, message)
           slots[index] = { id: listed.id, held, result }
         } catch (error) {

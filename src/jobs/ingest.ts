@@ -36,9 +36,11 @@ import {
 } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import { gcPacer, held, markGarbage, paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
+import type { ChildRun } from '../../infrastructure/runtime/message-process.ts'
 import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { processBatch } from './ingest-batch.ts'
+import { digestInOwnProcess, inOwnProcess } from './report-process.ts'
 
 // The background half of report intake: one job per accepted message, and a cron that looks up
 // reverse DNS for new source IPs (never inside the parser).
@@ -72,7 +74,15 @@ export interface IngestJobDeps {
    * own (INGEST_PARSE_THREAD_BYTES; 0: never; docs/ingestion.md, "Sharing the thread with the API").
    */
   parseThreadBytes?: number
+  /**
+   * Messages of at least `minBytes` are digested by `run` in a process of their own, which answers
+   * with its MessageResult (INGEST_PROCESS_BYTES; ROLE=all on PostgreSQL: src/compose/ingest.ts).
+   */
+  ownProcess?: { minBytes: number; run: (messageId: string) => Promise<ChildRun> }
 }
+
+/** What reading and storing one message needs (all a report process builds: src/ingest-process.ts). */
+export type MessageJobDeps = Omit<IngestJobDeps, 'enrichSources' | 'mergeRollups' | 'batches' | 'enrichPtr'>
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')
 
@@ -91,7 +101,7 @@ async function* permanent(stream: AsyncIterable<Uint8Array>): AsyncIterable<Uint
 // instead of 5) kept the peak where the thread's own heap allows (docs/ingestion.md, issue #20).
 const threadedPacer = gcPacer(16 * 1024 * 1024)
 
-function toPayload(deps: IngestJobDeps, payload: ReportPayload, threaded = false): Payload {
+function toPayload(deps: MessageJobDeps, payload: ReportPayload, threaded = false): Payload {
   const name = payload.entryName ?? payload.filename ?? payload.kind
   if (payload.kind === 'aggregate-xml')
     return {
@@ -147,14 +157,14 @@ function toPayload(deps: IngestJobDeps, payload: ReportPayload, threaded = false
 }
 
 /** The TLS-RPT and failure reports of a message go where HTTPS submissions go (store-failure-tls.ts). */
-function storageDeps(deps: IngestJobDeps, ctx: PayloadContext): ReportStorageDeps {
+function storageDeps(deps: MessageJobDeps, ctx: PayloadContext): ReportStorageDeps {
   return { reports: deps.forensicTls, resolveDomain: (_, policyDomain) => ctx.resolveDomain(policyDomain) }
 }
 
 // One memoised organizational-domain lookup per process: records repeat the same few domains.
 const alignment = { organizationalDomain: publicSuffixOrganizationalDomain() }
 
-export function processDeps(deps: IngestJobDeps, messageBytes = 0): ProcessDeps {
+export function processDeps(deps: MessageJobDeps, messageBytes = 0): ProcessDeps {
   // A thread costs a few ms to start: only large messages (a large report) are worth one.
   const threaded =
     deps.parseThreadBytes !== undefined && deps.parseThreadBytes > 0 && messageBytes >= deps.parseThreadBytes
@@ -198,7 +208,7 @@ export const isPending = (message: StoredMessage | null): message is StoredMessa
   message !== null && message.status === 'pending' && (message.raw !== null || message.pieces > 0)
 
 /** Extracts, parses and stores (or holds, with a batch's writer) the reports of a pending message. */
-export async function readMessage(deps: IngestJobDeps, message: StoredMessage): Promise<ReadMessage> {
+export async function readMessage(deps: MessageJobDeps, message: StoredMessage): Promise<ReadMessage> {
   const ctx: PayloadContext = {
     accountId: message.accountId,
     messageId: message.id,
@@ -218,7 +228,7 @@ export async function readMessage(deps: IngestJobDeps, message: StoredMessage): 
 export const outcomeOf = (outcomes: PayloadOutcome[]): unknown =>
   outcomes.map((o) => (o.status === 'quarantine' ? { status: o.status, ...o.reason } : o))
 
-export async function quarantineMessage(deps: IngestJobDeps, messageId: string, reason: QuarantineReason) {
+export async function quarantineMessage(deps: MessageJobDeps, messageId: string, reason: QuarantineReason) {
   await deps.messages.quarantine(messageId, reason, deps.now())
   ingestMessages.inc({ outcome: 'quarantined' })
   deps.logger.warn('report message quarantined', {
@@ -229,15 +239,16 @@ export async function quarantineMessage(deps: IngestJobDeps, messageId: string, 
 }
 
 /** Processes one message on its own (inline intake: src/wiring/ingest-now.ts). */
-export async function processMessage(deps: IngestJobDeps, messageId: string): Promise<MessageResult> {
+export async function processMessage(deps: MessageJobDeps, messageId: string): Promise<MessageResult> {
   // No pause collection while the message is read and stored (a large report's last stage counts
   // no bytes for a second or more): infrastructure/runtime/gc-pacer.ts. A batch holds it likewise.
   return held(processPacer, () => processOne(deps, messageId))
 }
 
-async function processOne(deps: IngestJobDeps, messageId: string): Promise<MessageResult> {
+async function processOne(deps: MessageJobDeps, messageId: string): Promise<MessageResult> {
   const message = await deps.messages.load(messageId)
   if (!isPending(message)) return { status: 'skipped' }
+  if (inOwnProcess(deps, message.size)) return digestInOwnProcess(deps, messageId)
   const result = await readMessage(deps, message)
   if (!result.ok) {
     await quarantineMessage(deps, messageId, result.reason)

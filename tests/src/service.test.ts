@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { getPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createDnsPacketResolver } from '../../infrastructure/dns/dns-packet-resolver.ts'
 import { runCli, type ServiceProcess, startService } from '../support/processes.ts'
@@ -74,11 +74,19 @@ test('ROLE=api and ROLE=worker run apart on one PostgreSQL', async () => {
   const { createPostgresDatabase } = await import('../support/test-db.ts')
   const database = await createPostgresDatabase()
   const env = { DATABASE_URL: database.url }
-  const worker = await startService({ ...env, ROLE: 'worker' })
-  const api = await startService({ ...env, ROLE: 'api' })
+  // WORKER_NICE lowers the worker's every thread (infrastructure/runtime/process-priority.ts); an
+  // API process ignores it, with a warning.
+  const worker = await startService({ ...env, ROLE: 'worker', WORKER_NICE: '5' })
+  const api = await startService({ ...env, ROLE: 'api', WORKER_NICE: '5' })
   try {
     expect(worker.url).toBe('')
     expect(api.url).toMatch(/^http:\/\//)
+    const nices = (pid: number) => readdirSync(`/proc/${pid}/task`).map((tid) => getPriority(Number(tid)))
+    expect(new Set(nices(worker.child.pid))).toEqual(new Set([5]))
+    expect(new Set(nices(api.child.pid))).toEqual(new Set([0]))
+    expect(api.lines.some((line) => line.includes('WORKER_NICE applies to ROLE=worker processes only'))).toBe(
+      true,
+    )
     expect((await fetch(`${api.url}/readyz`)).status).toBe(200)
     // The worker registered its cron schedules in the shared queue tables.
     const postgres = (await import('postgres')).default

@@ -1,0 +1,90 @@
+import type { Gate } from '../../domain/shared/concurrency-limit.ts'
+
+// A large report message digested in a short-lived process of its own, started by the service
+// that shares its thread with the API (ROLE=all on PostgreSQL; docs/ingestion.md, "Large messages
+// in a process of their own"). The child runs the same job code on its own heap, at a lower CPU
+// priority, and answers with one IPC message; its collections never stall the API's thread and
+// the kernel gives the API's thread a core first. Exactly once as before: the child stores the
+// reports and marks the message in its own transactions, so a child that dies leaves the message
+// pending for the job's retry.
+
+/** What the child sends back over IPC: its job's result, or the error that ended it. */
+export type ChildAnswer = { ok: true; result: unknown } | { ok: false; error: string }
+
+/** What the parent sends the child first: the message and the settings it needs (no secrets). */
+export interface ChildTask {
+  messageId: string
+  settings: unknown
+}
+
+export interface MessageProcessOptions {
+  /** The child's entry module (src/ingest-process.ts). */
+  entry: string
+  /** The settings the child needs, sent with each message (plain JSON values). */
+  settings: unknown
+  /** Bounds the children at once (shared by every caller in the process). */
+  gate: Gate
+  /** A child that has not answered by then is killed and the job fails (and is retried). */
+  timeoutMs: number
+}
+
+/** A child's answer and what it cost, as the kernel counted it. */
+export interface ChildRun {
+  result: unknown
+  /** From the spawn to the exit. */
+  ms: number
+  /** The child's peak resident memory (getrusage ru_maxrss). */
+  peakRssBytes: number
+  /** The child's CPU time, user and system. */
+  cpuMs: number
+}
+
+export class MessageProcessError extends Error {
+  override name = 'MessageProcessError'
+}
+
+/** Runs `entry <messageId>` in a child process and resolves with the result it sends back. */
+export function messageProcesses(options: MessageProcessOptions): (messageId: string) => Promise<ChildRun> {
+  return (messageId) => options.gate(() => runChild(options, messageId))
+}
+
+async function runChild(options: MessageProcessOptions, messageId: string): Promise<ChildRun> {
+  const started = performance.now()
+  let answer: ChildAnswer | null = null
+  // The message id in argv too, so `ps` shows which message a child is on.
+  const child = Bun.spawn([process.execPath, options.entry, messageId], {
+    // Its log lines go where this process's go; it reads nothing.
+    stdio: ['ignore', 'inherit', 'inherit'],
+    serialization: 'json',
+    ipc(message) {
+      // The first answer is the job's; a failure while the child closes its connections after it
+      // changes nothing that was committed.
+      answer ??= message as ChildAnswer
+    },
+  })
+  child.send({ messageId, settings: options.settings } satisfies ChildTask)
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs)
+  let code: number
+  try {
+    code = await child.exited
+  } finally {
+    clearTimeout(timer)
+  }
+  const got = answer as ChildAnswer | null
+  if (got?.ok === true) {
+    const usage = child.resourceUsage()
+    return {
+      result: got.result,
+      ms: Math.round(performance.now() - started),
+      peakRssBytes: usage?.maxRSS ?? 0,
+      cpuMs: Math.round(Number(usage?.cpuTime.total ?? 0n) / 1000),
+    }
+  }
+  const why =
+    got?.ok === false
+      ? got.error
+      : child.signalCode !== null
+        ? `killed by ${child.signalCode}`
+        : `exited with code ${code} and no answer`
+  throw new MessageProcessError(`the report process for message ${messageId} failed: ${why}`)
+}
