@@ -1,7 +1,6 @@
 import { join } from 'node:path'
 import { Elysia } from 'elysia'
 import type { PgBoss } from 'pg-boss'
-import { withDemoZone } from '../domain/demo/demo-zone.ts'
 import type { DnsResolver } from '../domain/dns/ports.ts'
 import { emailTestSender } from '../domain/notifications/email-test.ts'
 import { dnsWriteGate } from '../domain/rate-limits/dns-writes.ts'
@@ -14,8 +13,7 @@ import { keyFromFile, type SecretBox, secretBox } from '../infrastructure/crypto
 import type { Database } from '../infrastructure/db/database.ts'
 import { isDatabaseUnavailable } from '../infrastructure/db/errors.ts'
 import { migrationsApplied } from '../infrastructure/db/migrate.ts'
-import { type CachingDnsResolver, withTtlCache } from '../infrastructure/dns/dns-cache.ts'
-import { createDnsPacketResolver } from '../infrastructure/dns/dns-packet-resolver.ts'
+import type { CachingDnsResolver } from '../infrastructure/dns/dns-cache.ts'
 import { createMailSender } from '../infrastructure/mail/mail-sender.ts'
 import { recordRequest } from '../infrastructure/metrics/instruments.ts'
 import type { AuthDeps } from '../plugins/auth.ts'
@@ -97,18 +95,6 @@ export interface Runtime {
 /** SECRET_KEY, or the key file in DATA_DIR (created once, 0600). */
 export async function openSecretBox(config: Config): Promise<SecretBox> {
   return secretBox(config.secretKey ?? (await keyFromFile(join(config.dataDir, 'secret.key'))))
-}
-
-/** The resolvers a process uses, from DNS_SERVERS and DNS_TIMEOUT_MS. */
-export function resolvers(config: Config, now: () => Date): Pick<Runtime, 'dns' | 'verificationDns'> {
-  // The demo domain's records are answered in-process (docs/demo.md); everything else is real DNS.
-  const upstream = withDemoZone(
-    createDnsPacketResolver({
-      servers: config.dnsServers ?? undefined,
-      timeoutMs: config.dnsTimeoutMs,
-    }),
-  )
-  return { dns: withTtlCache(upstream, { now: () => now().getTime() }), verificationDns: upstream }
 }
 
 export const systemRandom: RandomBytes = (length) => crypto.getRandomValues(new Uint8Array(length))

@@ -9,6 +9,7 @@ import { notificationMailDeps } from './compose/notification-mail.ts'
 import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
+import { reportRulesProcess } from './compose/report-processes.ts'
 import { reflattenStep, spfRetryStep } from './compose/spf.ts'
 import { processStores } from './compose/stores.ts'
 import { webhookJobDeps } from './compose/webhooks.ts'
@@ -50,7 +51,12 @@ export async function startWorkers(boss: PgBoss, runtime: Runtime): Promise<void
         maxMessageBytes: config.ingestMaxMessageBytes,
       },
     ),
-    ...alertJobs(boss, { ...alertEvaluationDeps(s, runtime), logger: runtime.logger }),
+    ...alertJobs(boss, {
+      ...alertEvaluationDeps(s, runtime),
+      logger: runtime.logger,
+      // A day of many sources is evaluated by a report process (ROLE=all on PostgreSQL).
+      ownProcess: reportRulesProcess(runtime),
+    }),
     ...webhooks.handlers,
     ...notificationMailJobs(notificationMailDeps(runtime, boss, s, s.notificationSettings)),
     // Slack and Teams messages of alert events (docs/notifications.md).

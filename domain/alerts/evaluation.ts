@@ -147,13 +147,18 @@ export async function evaluatePosture(deps: EvaluationDeps, ref: DomainRef): Pro
  * yesterday's sources, classified as the sources list classifies them. The sources are read a page
  * at a time and folded into a bounded summary (rules/reports.ts, `summarize`): never all at once.
  */
+/** The day whose sources the report rules read: the last whole UTC day before `now`. */
+export function reportRulesDay(now: Date): string {
+  return isoDay(Math.floor(now.getTime() / DAY_MS) * DAY_MS - DAY_MS)
+}
+
 export async function evaluateReports(deps: EvaluationDeps, ref: DomainRef): Promise<AppliedPlan> {
   const { facts, figures, reportSources } = deps
   const now = deps.now()
   const domain = await facts.domain(ref.accountId, ref.domainId)
   if (domain === null) return tally()
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS
-  const yesterday = isoDay(today - DAY_MS)
+  const yesterday = reportRulesDay(now)
   const [daily, day, overrides] = await Promise.all([
     figures.daily(ref, { from: isoDay(today - REPORT_WINDOW_DAYS * DAY_MS), to: yesterday }),
     reportSources.dayVolume(ref, yesterday),

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url'
 import type { PgBoss } from 'pg-boss'
 import { acceptMessage, type NewIngestMessage } from '../../domain/ingest/accept.ts'
 import type { AcceptMessage, KnowsRecipient } from '../../domain/ingest/intake.ts'
@@ -23,12 +22,12 @@ import {
 import { resolveReportDomain } from '../../infrastructure/repositories/pg-report-domains.ts'
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import { collectGarbage } from '../../infrastructure/runtime/gc-pacer.ts'
-import { messageProcesses } from '../../infrastructure/runtime/message-process.ts'
 import type { Runtime } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { ByteBudget } from '../jobs/byte-budget.ts'
 import type { IngestJobDeps, MessageJobDeps } from '../jobs/ingest.ts'
 import { type IngestNow, ingestNow } from '../wiring/ingest-now.ts'
+import { reportProcessRunner } from './report-processes.ts'
 
 // Report intake's wiring: the one accept function every path calls, the report job's deps, and
 // intake with the outcome for the paths that process at once (docs/ingestion.md).
@@ -150,28 +149,14 @@ export function ingestJobDeps(
   }
 }
 
-/**
- * From what size a message is digested by a process of its own, or null for never: with the API in
- * this process (ROLE=all) on PostgreSQL, INGEST_PROCESS_BYTES (docs/ingestion.md, "Large messages
- * in a process of their own"). The embedded database has one holder, and ROLE=worker has no API to
- * protect.
- */
-export function reportProcessBytes(config: Config, database: Database): number | null {
-  return config.role === 'all' &&
-    database.kind === 'postgres' &&
-    database.socketPath === undefined &&
-    config.ingestProcessBytes > 0
-    ? config.ingestProcessBytes
-    : null
-}
-
 function ownProcess(
   minBytes: number | null,
   config: Config,
   database: Database,
 ): IngestJobDeps['ownProcess'] {
-  if (minBytes === null || database.kind !== 'postgres') return undefined
-  return { minBytes, run: reportProcesses(reportProcessSettings(config, database.url)) }
+  const run = reportProcessRunner(minBytes, config, database)
+  if (minBytes === null || run === null) return undefined
+  return { minBytes, run: (messageId) => run(`message ${messageId}`, { kind: 'message', messageId }) }
 }
 
 /** What one message's reading and storing needs: the report process builds only this. */
@@ -205,34 +190,7 @@ function messageJobDeps(
   }
 }
 
-/**
- * The report processes of this service: at most two at once (each takes a core and up to ~200 MB
- * while a 100,000-record report streams), each given its job's time before it is killed.
- */
-const reportProcessGate = concurrencyLimit(2)
-const reportProcesses = (settings: ReportProcessSettings) =>
-  messageProcesses({
-    entry: fileURLToPath(new URL('../ingest-process.ts', import.meta.url)),
-    settings,
-    gate: reportProcessGate,
-    timeoutMs: (PROCESS_MESSAGE.options.expireInSeconds ?? 900) * 1000 - 60_000,
-  })
-
-/** The settings a report process works with: its parent's, for what one message's job reads. */
-export function reportProcessSettings(config: Config, databaseUrl: string) {
-  return {
-    databaseUrl,
-    logLevel: config.logLevel,
-    ingestProcessNice: config.ingestProcessNice,
-    ingestMaxReportBytes: config.ingestMaxReportBytes,
-    ingestWorkerMaxBytes: config.ingestWorkerMaxBytes,
-    ingestWorkerConcurrency: config.ingestWorkerConcurrency,
-    ingestParseThreadBytes: config.ingestParseThreadBytes,
-  } satisfies Partial<Config>
-}
-export type ReportProcessSettings = ReturnType<typeof reportProcessSettings>
-
-/** A report process's deps: its own stores and queue, on the parent's settings (src/ingest-process.ts). */
+/** A report process's deps for a message: its own stores and queue (src/report-process.ts). */
 export function messageProcessDeps(
   runtime: Pick<Runtime, 'config' | 'database' | 'logger' | 'now'> & { boss: PgBoss },
 ): MessageJobDeps {
@@ -252,7 +210,7 @@ const INLINE_CONCURRENCY = 2
  * upload), on the process's intake and stores.
  */
 export function reportImport(
-  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss'>,
+  runtime: Pick<Runtime, 'config' | 'database' | 'dns' | 'logger' | 'now' | 'boss' | 'reportProcessBytes'>,
   deps: Pick<Intake, 'accept' | 'messages'> & Pick<IngestJobDeps, 'forensicTls'>,
 ): IngestNow {
   return ingestNow({

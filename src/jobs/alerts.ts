@@ -5,6 +5,7 @@ import {
   evaluateAccount,
   evaluatePosture,
   evaluateReports,
+  reportRulesDay,
 } from '../../domain/alerts/evaluation.ts'
 import type { AppliedPlan } from '../../domain/alerts/ports.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
@@ -19,6 +20,7 @@ import {
   send,
 } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
+import type { ChildRun } from '../../infrastructure/runtime/report-process.ts'
 
 // Alert evaluation jobs (issue #6, docs/alerts.md "Storage, jobs and API"). Three cron schedulers
 // (run once across all workers by pg-boss) enqueue one job per domain or account; those jobs are
@@ -33,6 +35,12 @@ import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 
 export interface AlertJobDeps extends EvaluationDeps {
   logger: Logger
+  /**
+   * A domain whose day has at least `minSources` sources has its report rules evaluated by a report
+   * process of its own, which answers with the applied plan (ROLE=all on PostgreSQL:
+   * src/compose/report-processes.ts; docs/alerts.md, "How the report rules read their facts").
+   */
+  ownProcess?: { minSources: number; run: (ref: DomainJob) => Promise<ChildRun> }
 }
 
 const domainKey = (ref: DomainJob) => `${ref.accountId}:${ref.domainId}`
@@ -57,14 +65,33 @@ export function alertJobs(boss: PgBoss, deps: AlertJobDeps): JobHandler[] {
         logChanges(deps.logger, 'posture', job.data, await evaluatePosture(deps, job.data))
     }),
     handle(EVALUATE_REPORT_ALERTS, async ([job]) => {
-      if (job !== undefined)
-        logChanges(deps.logger, 'reports', job.data, await evaluateReports(deps, job.data))
+      if (job !== undefined) logChanges(deps.logger, 'reports', job.data, await reportRules(deps, job.data))
     }),
     handle(EVALUATE_OPERATIONS_ALERTS, async ([job]) => {
       if (job !== undefined)
         logChanges(deps.logger, 'operations', job.data, await evaluateAccount(deps, job.data.accountId))
     }),
   ]
+}
+
+/**
+ * The report rules of a domain, here or, for a day of many sources, in a report process: they read
+ * every source of the day (100,000 after a large report: ~1 s of this thread's CPU and ~2 s of the
+ * database's), work that would compete with the API in ROLE=all.
+ */
+async function reportRules(deps: AlertJobDeps, ref: DomainJob): Promise<AppliedPlan> {
+  if (deps.ownProcess === undefined) return evaluateReports(deps, ref)
+  const { sources } = await deps.reportSources.dayVolume(ref, reportRulesDay(deps.now()))
+  if (sources < deps.ownProcess.minSources) return evaluateReports(deps, ref)
+  const run = await deps.ownProcess.run(ref)
+  deps.logger.info('report rules evaluated by a report process', {
+    ...ref,
+    sources,
+    duration_ms: run.ms,
+    cpu_ms: run.cpuMs,
+    peak_rss_bytes: run.peakRssBytes,
+  })
+  return run.result as AppliedPlan
 }
 
 /** One line per evaluation that changed something; unchanged conditions stay quiet. */

@@ -10,7 +10,7 @@ import {
   type ReadMessage,
   readMessage,
 } from './ingest.ts'
-import { digestInOwnProcess, inOwnProcess } from './report-process.ts'
+import { digestInOwnProcess, inOwnProcess } from './own-process.ts'
 
 // A worker's batch of messages (docs/ingestion.md, "The queue"): one statement loads them, each is
 // read through with its small reports held back (domain/ingest/report-batch.ts), then one

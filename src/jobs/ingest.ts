@@ -36,11 +36,11 @@ import {
 } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
 import { gcPacer, held, markGarbage, paced, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
-import type { ChildRun } from '../../infrastructure/runtime/message-process.ts'
+import type { ChildRun } from '../../infrastructure/runtime/report-process.ts'
 import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { processBatch } from './ingest-batch.ts'
-import { digestInOwnProcess, inOwnProcess } from './report-process.ts'
+import { digestInOwnProcess, inOwnProcess } from './own-process.ts'
 
 // The background half of report intake: one job per accepted message, and a cron that looks up
 // reverse DNS for new source IPs (never inside the parser).
@@ -81,7 +81,7 @@ export interface IngestJobDeps {
   ownProcess?: { minBytes: number; run: (messageId: string) => Promise<ChildRun> }
 }
 
-/** What reading and storing one message needs (all a report process builds: src/ingest-process.ts). */
+/** What reading and storing one message needs (all a report process builds: src/report-process.ts). */
 export type MessageJobDeps = Omit<IngestJobDeps, 'enrichSources' | 'mergeRollups' | 'batches' | 'enrichPtr'>
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest('hex')

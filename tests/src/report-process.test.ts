@@ -2,10 +2,18 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import { rowsOf } from '../../infrastructure/db/database.ts'
-import { messageProcesses } from '../../infrastructure/runtime/message-process.ts'
-import { ingestJobDeps, intake, reportProcessBytes, reportProcessSettings } from '../../src/compose/ingest.ts'
+import { EVALUATE_REPORT_ALERTS } from '../../infrastructure/queue/catalogue.ts'
+import { reportProcesses } from '../../infrastructure/runtime/report-process.ts'
+import { alertEvaluationDeps } from '../../src/compose/alerts.ts'
+import { ingestJobDeps, intake } from '../../src/compose/ingest.ts'
+import {
+  reportProcessBytes,
+  reportProcessSettings,
+  reportRulesProcess,
+} from '../../src/compose/report-processes.ts'
 import { processStores } from '../../src/compose/stores.ts'
 import { loadConfig } from '../../src/config.ts'
+import { alertJobs } from '../../src/jobs/alerts.ts'
 import { type IngestJobDeps, processMessage } from '../../src/jobs/ingest.ts'
 import { processBatch } from '../../src/jobs/ingest-batch.ts'
 import { startService } from '../support/processes.ts'
@@ -13,7 +21,7 @@ import { startTestApp, type TestApp } from '../support/test-app.ts'
 import { backend } from '../support/test-db.ts'
 
 // Large messages digested by a report process of their own (INGEST_PROCESS_BYTES, ROLE=all on
-// PostgreSQL; src/ingest-process.ts, infrastructure/runtime/message-process.ts; docs/ingestion.md,
+// PostgreSQL; src/report-process.ts, infrastructure/runtime/report-process.ts; docs/ingestion.md,
 // "Large messages in a process of their own"): the same rows and the same quarantine as the job in
 // this process, through both of the job's paths (a batch, a message processed inline), and a
 // failed process leaves its message pending for the retry. A report process opens the database by
@@ -205,12 +213,13 @@ onPostgres(
       ...own,
       ownProcess: {
         minBytes: 1,
-        run: messageProcesses({
-          entry: new URL('../../src/ingest-process.ts', import.meta.url).pathname,
-          settings: reportProcessSettings(t.config, url.toString()),
-          gate: concurrencyLimit(1),
-          timeoutMs: 30_000,
-        }),
+        run: (messageId) =>
+          reportProcesses({
+            entry: new URL('../../src/report-process.ts', import.meta.url).pathname,
+            settings: reportProcessSettings(t.config, url.toString()),
+            gate: concurrencyLimit(1),
+            timeoutMs: 30_000,
+          })(`message ${messageId}`, { kind: 'message', messageId }),
       },
     }
     await expect(processBatch(failing, [id])).rejects.toThrow(/dw_no_such_database/)
@@ -255,4 +264,63 @@ onPostgres(
     }
   },
   90_000,
+)
+
+onPostgres(
+  'a day of many sources has its report rules evaluated by a report process, with the same alerts',
+  async () => {
+    // Two domains with the same day of reports (yesterday, UTC): one evaluated here, one by a
+    // report process. From one source up, for the test (the service's threshold is 5,000).
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400 - 86_400
+    const ids: number[] = []
+    for (const name of ['rules-here.example', 'rules-child.example']) {
+      const rows = rowsOf<{ id: number }>(
+        await t.db.database.db.execute(sql`insert into domains (account_id, name, verification_token, verified_at)
+          values (${accountId}, ${name}, 'x', now()) returning id`),
+      )
+      ids.push(Number(rows[0]!.id))
+      // Every message fails DMARC, from 300 sources that are no one's: the failure-rate and
+      // unknown-source rules have something to say.
+      const records = Array.from(
+        { length: 300 },
+        (_, i) => `<record><row><source_ip>198.51.${i >> 8}.${i & 255}</source_ip><count>10</count>
+<policy_evaluated><disposition>none</disposition><dkim>fail</dkim><spf>fail</spf></policy_evaluated></row>
+<identifiers><header_from>${name}</header_from></identifiers><auth_results><spf><domain>spoof.example</domain>
+<result>fail</result></spf></auth_results></record>`,
+      )
+      const xml = `<?xml version="1.0"?><feedback><report_metadata><org_name>Reporter</org_name>
+<email>r@reporter.example</email><report_id>rules-${name}</report_id><date_range><begin>${day}</begin>
+<end>${day + 86_399}</end></date_range></report_metadata><policy_published><domain>${name}</domain>
+<p>none</p></policy_published>${records.join('')}</feedback>`
+      await processBatch(here, [await message(xml)])
+    }
+    const logs: Record<string, unknown>[] = []
+    const logger = { ...t.runtime.logger, info: (msg: string, f?: object) => logs.push({ msg, ...f }) }
+    const evaluation = { ...alertEvaluationDeps(processStores(t.runtime), t.runtime), logger }
+    const rules = reportRulesProcess({ config: t.config, database: t.db.database, reportProcessBytes: 1 })
+    expect(rules?.minSources).toBe(5000)
+    const handler = (deps: Parameters<typeof alertJobs>[1]) =>
+      alertJobs(t.runtime.boss!, deps).find((h) => h.queue.name === EVALUATE_REPORT_ALERTS.name)!.handler
+    await handler(evaluation)([{ data: { accountId, domainId: ids[0]! } } as never])
+    await handler({ ...evaluation, ownProcess: { ...rules!, minSources: 1 } })([
+      { data: { accountId, domainId: ids[1]! } } as never,
+    ])
+    const alertsOf = async (domainId: number) =>
+      rowsOf<{ type: string; severity: string; status: string }>(
+        await t.db.database.db.execute(sql`select type, severity, status from alerts
+          where domain_id = ${domainId} order by type, subject`),
+      )
+    const here_ = await alertsOf(ids[0]!)
+    expect(here_.length).toBeGreaterThan(0)
+    expect(await alertsOf(ids[1]!)).toEqual(here_)
+    // Only the second went to a process, and its parent logged it with the applied plan's changes.
+    const byProcess = logs.filter((l) => l.msg === 'report rules evaluated by a report process')
+    expect(byProcess).toEqual([expect.objectContaining({ domainId: ids[1], sources: 300 })])
+    const evaluated = logs.filter((l) => l.msg === 'alerts evaluated')
+    expect(evaluated.map((l) => [l.domainId, l.created])).toEqual([
+      [ids[0], here_.length],
+      [ids[1], here_.length],
+    ])
+  },
+  60_000,
 )

@@ -3,15 +3,8 @@ import type { Logger } from '../../domain/shared/logger.ts'
 import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
-import {
-  type App,
-  buildApp,
-  openSecretBox,
-  type Runtime,
-  resolvers,
-  stores,
-  systemRandom,
-} from '../../src/compose.ts'
+import { resolvers } from '../../src/compose/dns.ts'
+import { type App, buildApp, openSecretBox, type Runtime, stores, systemRandom } from '../../src/compose.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 

@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { concurrencyLimit } from '../../../domain/shared/concurrency-limit.ts'
-import { MessageProcessError, messageProcesses } from '../../../infrastructure/runtime/message-process.ts'
+import { ReportProcessError, reportProcesses } from '../../../infrastructure/runtime/report-process.ts'
 
-// The parent's side of a report process (infrastructure/runtime/message-process.ts), with small
-// child scripts in place of src/ingest-process.ts (tests/src/report-process.test.ts runs that one):
+// The parent's side of a report process (infrastructure/runtime/report-process.ts), with small
+// child scripts in place of src/report-process.ts (tests/src/report-process.test.ts runs that one):
 // the task goes out over IPC, the first answer comes back with the kernel's figures for the child,
-// and every way a child can fail is an error that names the message.
+// and every way a child can fail is an error that names the work.
 
-const dir = mkdtempSync(join(tmpdir(), 'dw-message-process-'))
+const dir = mkdtempSync(join(tmpdir(), 'dw-report-process-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function child(name: string, body: string): string {
@@ -22,16 +22,15 @@ function child(name: string, body: string): string {
   return path
 }
 
-const run = (
-  entry: string,
-  options: { timeoutMs?: number; gate?: ReturnType<typeof concurrencyLimit> } = {},
-) =>
-  messageProcesses({
-    entry,
-    settings: { answer: 42 },
-    gate: options.gate ?? concurrencyLimit(2),
-    timeoutMs: options.timeoutMs ?? 20_000,
-  })
+const run =
+  (entry: string, options: { timeoutMs?: number; gate?: ReturnType<typeof concurrencyLimit> } = {}) =>
+  (label: string) =>
+    reportProcesses({
+      entry,
+      settings: { answer: 42 },
+      gate: options.gate ?? concurrencyLimit(2),
+      timeoutMs: options.timeoutMs ?? 20_000,
+    })(label, { kind: 'message', messageId: label })
 
 test('the child gets the message id and the settings, and its answer comes back with its costs', async () => {
   const echo = child(
@@ -39,10 +38,10 @@ test('the child gets the message id and the settings, and its answer comes back 
     `const held = new Uint8Array(64e6).fill(1)
 process.send({ ok: true, result: { task, argv: process.argv.slice(2), held: held.length } }, undefined, undefined, () => process.exit(0))`,
   )
-  const got = await run(echo)('m-1')
+  const got = await run(echo)('message m-1')
   expect(got.result).toEqual({
-    task: { messageId: 'm-1', settings: { answer: 42 } },
-    argv: ['m-1'],
+    task: { task: { kind: 'message', messageId: 'message m-1' }, settings: { answer: 42 } },
+    argv: ['message m-1'],
     held: 64e6,
   })
   // ru_maxrss of the child: it touched 64 MB.
@@ -56,22 +55,26 @@ test('a child that answers with an error: the error, with the message id', async
     'failing',
     `process.send({ ok: false, error: 'the database went away' }, undefined, undefined, () => process.exit(1))`,
   )
-  const error = await run(failing)('m-2').catch((e) => e)
-  expect(error).toBeInstanceOf(MessageProcessError)
+  const error = await run(failing)('message m-2').catch((e) => e)
+  expect(error).toBeInstanceOf(ReportProcessError)
   expect(error.message).toBe('the report process for message m-2 failed: the database went away')
 })
 
 test('a child that exits without an answer, or is killed, fails the message', async () => {
   const exits = child('exits', 'process.exit(3)')
-  await expect(run(exits)('m-3')).rejects.toThrow('message m-3 failed: exited with code 3 and no answer')
+  await expect(run(exits)('message m-3')).rejects.toThrow(
+    'message m-3 failed: exited with code 3 and no answer',
+  )
   const killed = child('killed', "process.kill(process.pid, 'SIGKILL')")
-  await expect(run(killed)('m-4')).rejects.toThrow('message m-4 failed: killed by SIGKILL')
+  await expect(run(killed)('message m-4')).rejects.toThrow('message m-4 failed: killed by SIGKILL')
 })
 
 test('a child that does not answer in time is killed', async () => {
   const hangs = child('hangs', 'await new Promise(() => {})')
   const started = performance.now()
-  await expect(run(hangs, { timeoutMs: 500 })('m-5')).rejects.toThrow('message m-5 failed: killed by SIGKILL')
+  await expect(run(hangs, { timeoutMs: 500 })('message m-5')).rejects.toThrow(
+    'message m-5 failed: killed by SIGKILL',
+  )
   expect(performance.now() - started).toBeLessThan(10_000)
 })
 
@@ -82,7 +85,7 @@ test('an answer counts even when the child fails while closing after it', async 
   process.send({ ok: false, error: 'closing failed' }, undefined, undefined, () => process.exit(1))
 })`,
   )
-  expect((await run(late)('m-6')).result).toBe('stored')
+  expect((await run(late)('message m-6')).result).toBe('stored')
 })
 
 test('the gate bounds the children at once', async () => {

@@ -2,7 +2,7 @@ import { ingestMessages } from '../../infrastructure/metrics/instruments.ts'
 import { countStored, type MessageJobDeps, type MessageResult } from './ingest.ts'
 
 // A large message digested by a report process of its own (ROLE=all on PostgreSQL;
-// infrastructure/runtime/message-process.ts runs src/ingest-process.ts): the job's two paths, one
+// infrastructure/runtime/report-process.ts runs src/report-process.ts): the job's two paths, one
 // message and a batch, hand it over here (docs/ingestion.md, "Large messages in a process of their
 // own").
 
@@ -11,7 +11,7 @@ export const inOwnProcess = (deps: MessageJobDeps, bytes: number): boolean =>
   deps.ownProcess !== undefined && bytes >= deps.ownProcess.minBytes
 
 /**
- * A large message digested by a process of its own (infrastructure/runtime/message-process.ts):
+ * A large message digested by a process of its own (infrastructure/runtime/report-process.ts):
  * it stores and marks the message itself; this process counts what it did. Its failure is thrown,
  * as storage trouble here would be: the message is still pending and the job is retried.
  */

@@ -1,20 +1,26 @@
+import { evaluateReports } from '../domain/alerts/evaluation.ts'
 import { errorFields } from '../domain/shared/logger.ts'
 import { batchedStdout, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
-import type { ChildAnswer, ChildTask } from '../infrastructure/runtime/message-process.ts'
 import { setProcessNice } from '../infrastructure/runtime/process-priority.ts'
-import { messageProcessDeps, type ReportProcessSettings } from './compose/ingest.ts'
+import type { ChildAnswer, ChildTask } from '../infrastructure/runtime/report-process.ts'
+import { alertEvaluationDeps } from './compose/alerts.ts'
+import { resolvers } from './compose/dns.ts'
+import { messageProcessDeps } from './compose/ingest.ts'
+import type { ReportProcessSettings, ReportTask } from './compose/report-processes.ts'
+import { stores } from './compose/stores.ts'
 import { type Config, loadConfig } from './config.ts'
 import { processMessage } from './jobs/ingest.ts'
 import { openDatabase } from './open-database.ts'
 
-// One large report message digested in a process of its own, started by a ROLE=all service on
-// PostgreSQL (infrastructure/runtime/message-process.ts; docs/ingestion.md, "Large messages in a
-// process of their own"). Its parent sends the message id and its settings over IPC; it runs the
-// job's own code (the same stores, transactions and queue), answers over IPC and exits.
+// A report process: heavy report work of a ROLE=all service on PostgreSQL, done in a process of
+// its own at a lower CPU priority (infrastructure/runtime/report-process.ts; docs/ingestion.md,
+// "Large messages in a process of their own"). Its parent sends one task and its settings over
+// IPC: a large message to digest, or a domain's report rules to evaluate. It runs the jobs' own
+// code (the same stores, transactions and queue), answers over IPC and exits.
 
 if (process.send === undefined) {
-  console.error('src/ingest-process.ts is started by the service (ROLE=all on PostgreSQL), not by hand')
+  console.error('src/report-process.ts is started by the service (ROLE=all on PostgreSQL), not by hand')
   process.exit(2)
 }
 const send = process.send.bind(process)
@@ -22,13 +28,14 @@ const answer = (message: ChildAnswer) =>
   new Promise<void>((resolve) => send(message, undefined, undefined, () => resolve()))
 
 // Its parent gone (stopped, or killed), the work has no one to answer: the open transaction rolls
-// back with the connection and the job's retry processes the message.
+// back with the connection and the job's retry does the work again.
 process.on('disconnect', () => process.exit(1))
 
-const task = await new Promise<ChildTask>((resolve) =>
+const sent = await new Promise<ChildTask>((resolve) =>
   process.once('message', (m) => resolve(m as ChildTask)),
 )
-const settings = task.settings as ReportProcessSettings
+const task = sent.task as ReportTask
+const settings = sent.settings as ReportProcessSettings
 // The parent's settings; no API here, so no CPU slices (WORKER_SLICE_MS), and no report process of
 // its own again (ROLE=worker builds none).
 const config: Config = { ...loadConfig({}), ...settings, role: 'worker', workerSliceMs: 0 }
@@ -42,8 +49,17 @@ try {
     const boss = await startBoss(database, { background: false })
     try {
       const now = () => new Date()
-      const deps = messageProcessDeps({ config, database, logger, now, boss })
-      await answer({ ok: true, result: await processMessage(deps, task.messageId) })
+      const result =
+        task.kind === 'message'
+          ? await processMessage(messageProcessDeps({ config, database, logger, now, boss }), task.messageId)
+          : await evaluateReports(
+              alertEvaluationDeps(stores(database, boss), { ...resolvers(config, now), now }),
+              {
+                accountId: task.accountId,
+                domainId: task.domainId,
+              },
+            )
+      await answer({ ok: true, result })
     } finally {
       await boss.stop({ graceful: false, close: true })
     }
@@ -52,7 +68,7 @@ try {
   }
 } catch (error) {
   failed = true
-  logger.error('report process failed', { message_id: task.messageId, ...errorFields(error) })
+  logger.error('report process failed', { task, ...errorFields(error) })
   await answer({ ok: false, error: error instanceof Error ? error.message : String(error) })
 }
 process.exit(failed ? 1 : 0)
