@@ -3,7 +3,7 @@ import { errorFields } from '../domain/shared/logger.ts'
 import { batchedStdout, jsonLogger } from '../infrastructure/logging/json-logger.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { setProcessNice } from '../infrastructure/runtime/process-priority.ts'
-import type { ChildAnswer, ChildTask } from '../infrastructure/runtime/report-process.ts'
+import type { ChildAnswer, ChildMessage } from '../infrastructure/runtime/report-process.ts'
 import { alertEvaluationDeps } from './compose/alerts.ts'
 import { resolvers } from './compose/dns.ts'
 import { messageProcessDeps } from './compose/ingest.ts'
@@ -31,44 +31,83 @@ const answer = (message: ChildAnswer) =>
 // back with the connection and the job's retry does the work again.
 process.on('disconnect', () => process.exit(1))
 
-const sent = await new Promise<ChildTask>((resolve) =>
-  process.once('message', (m) => resolve(m as ChildTask)),
-)
-const task = sent.task as ReportTask
-const settings = sent.settings as ReportProcessSettings
-// The parent's settings; no API here, so no CPU slices (WORKER_SLICE_MS), and no report process of
-// its own again (ROLE=worker builds none).
+/** A process started ahead of its task (warmed at intake) that gets none exits after this. */
+const IDLE_MS = 30_000
+
+const inbox: ChildMessage[] = []
+let delivered: (() => void) | null = null
+process.on('message', (message) => {
+  inbox.push(message as ChildMessage)
+  delivered?.()
+})
+async function next(timeoutMs: number): Promise<ChildMessage | null> {
+  if (inbox.length === 0) {
+    let timer: Timer | undefined
+    await new Promise<void>((resolve) => {
+      delivered = resolve
+      timer = setTimeout(resolve, timeoutMs)
+    })
+    clearTimeout(timer)
+    delivered = null
+  }
+  return inbox.shift() ?? null
+}
+
+// First the parent's settings; no API here, so no CPU slices (WORKER_SLICE_MS), and no report
+// process of its own again (ROLE=worker builds none).
+const first = await next(IDLE_MS)
+if (first === null || !('settings' in first)) process.exit(2)
+const settings = first.settings as ReportProcessSettings
 const config: Config = { ...loadConfig({}), ...settings, role: 'worker', workerSliceMs: 0 }
 if (config.ingestProcessNice > 0) setProcessNice(config.ingestProcessNice)
 const logger = jsonLogger(config.logLevel, batchedStdout())
-let failed = false
-try {
+const now = () => new Date()
+
+// Connected while the task is on its way; a failure here is the task's answer.
+const ready = (async () => {
   if (config.databaseUrl === null) throw new Error('a report process needs PostgreSQL (DATABASE_URL)')
   const database = await openDatabase(config, { serveSocket: false, poolSize: 2 })
   try {
-    const boss = await startBoss(database, { background: false })
-    try {
-      const now = () => new Date()
-      const result =
-        task.kind === 'message'
-          ? await processMessage(messageProcessDeps({ config, database, logger, now, boss }), task.messageId)
-          : await evaluateReports(
-              alertEvaluationDeps(stores(database, boss), { ...resolvers(config, now), now }),
-              {
-                accountId: task.accountId,
-                domainId: task.domainId,
-              },
-            )
-      await answer({ ok: true, result })
-    } finally {
-      await boss.stop({ graceful: false, close: true })
-    }
+    return { database, boss: await startBoss(database, { background: false }) }
+  } catch (error) {
+    await database.close()
+    throw error
+  }
+})()
+ready.catch(() => {})
+
+const sent = await next(settings.idleMs ?? IDLE_MS)
+if (sent === null || !('task' in sent)) {
+  // Warmed for a message whose job went elsewhere (another process, or it failed first).
+  await ready.then(
+    ({ boss, database }) => boss.stop({ graceful: false, close: true }).then(() => database.close()),
+    () => {},
+  )
+  process.exit(0)
+}
+const task = sent.task as ReportTask
+let failed = false
+try {
+  const { database, boss } = await ready
+  try {
+    const result =
+      task.kind === 'message'
+        ? await processMessage(messageProcessDeps({ config, database, logger, now, boss }), task.messageId)
+        : await evaluateReports(
+            alertEvaluationDeps(stores(database, boss), { ...resolvers(config, now), now }),
+            {
+              accountId: task.accountId,
+              domainId: task.domainId,
+            },
+          )
+    await answer({ ok: true, result })
   } finally {
+    await boss.stop({ graceful: false, close: true })
     await database.close()
   }
 } catch (error) {
   failed = true
-  logger.error('report process failed', { task, ...errorFields(error) })
+  logger.error('report process failed', { task: sent.label, ...errorFields(error) })
   await answer({ ok: false, error: error instanceof Error ? error.message : String(error) })
 }
 process.exit(failed ? 1 : 0)

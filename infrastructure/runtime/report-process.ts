@@ -1,3 +1,4 @@
+import type { Subprocess } from 'bun'
 import type { Gate } from '../../domain/shared/concurrency-limit.ts'
 
 // Heavy report work done in a short-lived process of its own, started by the service that shares
@@ -10,27 +11,22 @@ import type { Gate } from '../../domain/shared/concurrency-limit.ts'
 /** What the child sends back over IPC: its task's result, or the error that ended it. */
 export type ChildAnswer = { ok: true; result: unknown } | { ok: false; error: string }
 
-/** What the parent sends the child first: the task and the settings it needs (no secrets). */
-export interface ChildTask {
-  task: unknown
-  settings: unknown
-}
+/** What the parent sends a child: first its settings (no secrets), then, once, its task. */
+export type ChildMessage = { settings: unknown } | { label: string; task: unknown }
 
 export interface ReportProcessOptions {
   /** The child's entry module (src/report-process.ts). */
   entry: string
-  /** The settings the child needs, sent with each task (plain JSON values). */
+  /** The settings the child needs (plain JSON values). */
   settings: unknown
-  /** Bounds the children at once (shared by every caller in the process). */
+  /** Bounds the children working at once (shared by every caller in the process). */
   gate: Gate
-  /** A child that has not answered by then is killed and its job fails (and is retried). */
-  timeoutMs: number
 }
 
 /** A child's answer and what it cost, as the kernel counted it. */
 export interface ChildRun {
   result: unknown
-  /** From the spawn to the exit. */
+  /** From the task sent to the exit. */
   ms: number
   /** The child's peak resident memory (getrusage ru_maxrss). */
   peakRssBytes: number
@@ -42,40 +38,75 @@ export class ReportProcessError extends Error {
   override name = 'ReportProcessError'
 }
 
-/**
- * Runs `entry <label>` in a child process with `task` and resolves with the result it sends back.
- * The label names the work in `ps` and in errors ("message <id>").
- */
-export function reportProcesses(
-  options: ReportProcessOptions,
-): (label: string, task: unknown) => Promise<ChildRun> {
-  return (label, task) => options.gate(() => runChild(options, label, task))
+export interface ReportProcesses {
+  /**
+   * Runs `task` in a report process and resolves with the result it sends back; a child that has
+   * not answered within `timeoutMs` is killed. The label names the work in errors ("message <id>").
+   */
+  run(label: string, task: unknown, timeoutMs: number): Promise<ChildRun>
+  /**
+   * Starts a process ahead of its task, so that the next `run` finds its code loaded and its
+   * connections open (~0.25 s): called when a large message starts arriving. At most one waits;
+   * one that gets no task exits by itself (src/report-process.ts).
+   */
+  warm(): void
 }
 
-async function runChild(options: ReportProcessOptions, label: string, task: unknown): Promise<ChildRun> {
-  const started = performance.now()
-  let answer: ChildAnswer | null = null
-  const child = Bun.spawn([process.execPath, options.entry, label], {
-    // Its log lines go where this process's go; it reads nothing.
-    stdio: ['ignore', 'inherit', 'inherit'],
-    serialization: 'json',
-    ipc(message) {
-      // The first answer is the task's; a failure while the child closes its connections after it
-      // changes nothing that was committed.
-      answer ??= message as ChildAnswer
+interface Child {
+  process: Subprocess<'ignore', 'inherit', 'inherit'>
+  answer: ChildAnswer | null
+}
+
+export function reportProcesses(options: ReportProcessOptions): ReportProcesses {
+  let waiting: Child | null = null
+  const start = (): Child => {
+    const child: Child = {
+      answer: null,
+      process: Bun.spawn([process.execPath, options.entry], {
+        // Its log lines go where this process's go; it reads nothing.
+        stdio: ['ignore', 'inherit', 'inherit'],
+        serialization: 'json',
+        ipc(message) {
+          // The first answer is the task's; a failure while the child closes its connections
+          // after it changes nothing that was committed.
+          child.answer ??= message as ChildAnswer
+        },
+      }),
+    }
+    child.process.send({ settings: options.settings } satisfies ChildMessage)
+    return child
+  }
+  return {
+    warm() {
+      if (waiting !== null) return
+      const child = start()
+      waiting = child
+      void child.process.exited.then(() => {
+        if (waiting === child) waiting = null
+      })
     },
-  })
-  child.send({ task, settings: options.settings } satisfies ChildTask)
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs)
+    run: (label, task, timeoutMs) =>
+      options.gate(() => {
+        const ready = waiting !== null && waiting.process.exitCode === null ? waiting : null
+        waiting = null
+        return runTask(ready ?? start(), label, task, timeoutMs)
+      }),
+  }
+}
+
+async function runTask(child: Child, label: string, task: unknown, timeoutMs: number): Promise<ChildRun> {
+  const started = performance.now()
+  child.process.send({ label, task } satisfies ChildMessage)
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), timeoutMs)
   let code: number
   try {
-    code = await child.exited
+    code = await child.process.exited
   } finally {
     clearTimeout(timer)
   }
-  const got = answer as ChildAnswer | null
+  const got = child.answer as ChildAnswer | null
   if (got?.ok === true) {
-    const usage = child.resourceUsage()
+    const usage = child.process.resourceUsage()
     return {
       result: got.result,
       ms: Math.round(performance.now() - started),
@@ -86,8 +117,8 @@ async function runChild(options: ReportProcessOptions, label: string, task: unkn
   const why =
     got?.ok === false
       ? got.error
-      : child.signalCode !== null
-        ? `killed by ${child.signalCode}`
+      : child.process.signalCode !== null
+        ? `killed by ${child.process.signalCode}`
         : `exited with code ${code} and no answer`
   throw new ReportProcessError(`the report process for ${label} failed: ${why}`)
 }

@@ -27,7 +27,7 @@ import type { Config } from '../config.ts'
 import { ByteBudget } from '../jobs/byte-budget.ts'
 import type { IngestJobDeps, MessageJobDeps } from '../jobs/ingest.ts'
 import { type IngestNow, ingestNow } from '../wiring/ingest-now.ts'
-import { reportProcessRunner } from './report-processes.ts'
+import { messageProcessRunner, reportProcessWarmer } from './report-processes.ts'
 
 // Report intake's wiring: the one accept function every path calls, the report job's deps, and
 // intake with the outcome for the paths that process at once (docs/ingestion.md).
@@ -62,7 +62,9 @@ export function localIngestWake(
 }
 
 /** The one intake function every path (HTTP, CLI, IMAP, SMTP) calls. */
-export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now' | 'wakeIngest'>) {
+export function intake(
+  runtime: Pick<Runtime, 'config' | 'database' | 'boss' | 'now' | 'wakeIngest' | 'reportProcessBytes'>,
+) {
   const store = pgIngestMessageStore(runtime.database.db, runtime.boss)
   // Every message looks its account up by ingest key: cached briefly (docs/ingestion.md).
   const accountByIngestKey = cacheFound((key) => store.accountByIngestKey(key), {
@@ -74,10 +76,14 @@ export function intake(runtime: Pick<Runtime, 'config' | 'database' | 'boss' | '
   // committed instead of at the worker's next poll (docs/ingestion.md, "Waking the local worker").
   // A deferred job (processed inline by the caller) is not due: nothing to wake for.
   const wake = runtime.wakeIngest
+  // A message that a report process will digest has one started while its pieces are written
+  // (src/compose/report-processes.ts): ~0.25 s of loading and connecting off the report's path.
+  const warm = reportProcessWarmer(runtime.reportProcessBytes ?? null, runtime.config, runtime.database)
   const messages = {
     ...store,
     accountByIngestKey,
     async insertAndEnqueue(message: NewIngestMessage) {
+      warm?.(message.body.size)
       const id = await store.insertAndEnqueue(message)
       if (!message.deferJob) wake?.(message.body.size)
       return id
@@ -154,9 +160,9 @@ function ownProcess(
   config: Config,
   database: Database,
 ): IngestJobDeps['ownProcess'] {
-  const run = reportProcessRunner(minBytes, config, database)
+  const run = messageProcessRunner(minBytes, config, database)
   if (minBytes === null || run === null) return undefined
-  return { minBytes, run: (messageId) => run(`message ${messageId}`, { kind: 'message', messageId }) }
+  return { minBytes, run }
 }
 
 /** What one message's reading and storing needs: the report process builds only this. */

@@ -8,7 +8,11 @@ import {
   PROCESS_MESSAGE,
   type QueueSpec,
 } from '../../infrastructure/queue/catalogue.ts'
-import { type ChildRun, reportProcesses } from '../../infrastructure/runtime/report-process.ts'
+import {
+  type ChildRun,
+  type ReportProcesses,
+  reportProcesses,
+} from '../../infrastructure/runtime/report-process.ts'
 import type { Config } from '../config.ts'
 
 // Report processes: heavy report work of a ROLE=all service on PostgreSQL done by a short-lived
@@ -56,32 +60,63 @@ export function reportProcessSettings(config: Config, databaseUrl: string) {
     dnsTimeoutMs: config.dnsTimeoutMs,
   } satisfies Partial<Config>
 }
-export type ReportProcessSettings = ReturnType<typeof reportProcessSettings>
+export type ReportProcessSettings = ReturnType<typeof reportProcessSettings> & {
+  /** How long a process started ahead of its task waits for one (30 s; tests set it shorter). */
+  idleMs?: number
+}
 
 /**
- * At most two report processes at once per service (each takes a core, and up to ~230 MB while a
- * 100,000-record report streams), each given its job's time before it is killed.
+ * At most two report processes at work at once per service (each takes a core, and up to ~230 MB
+ * while a 100,000-record report streams). One runner per database and settings, so that the intake
+ * warms the process its job will use (`warmReportProcess`).
  */
 const gate = concurrencyLimit(2)
 const entry = fileURLToPath(new URL('../report-process.ts', import.meta.url))
+const runners = new Map<string, ReportProcesses>()
 
-/**
- * Runs report tasks of `queue`'s jobs in report processes, each killed a minute before its job
- * would expire; null where the service uses none (reportProcessBytes).
- */
-export function reportProcessRunner(
+/** A task of `queue`'s jobs is killed a minute before its job would expire. */
+const timeoutOf = (queue: QueueSpec<object>) =>
+  Math.max(30, (queue.options.expireInSeconds ?? 900) - 60) * 1000
+
+function runnerFor(config: Config, database: Database): ReportProcesses | null {
+  if (database.kind !== 'postgres') return null
+  const settings = reportProcessSettings(config, database.url)
+  const key = JSON.stringify(settings)
+  let runner = runners.get(key)
+  if (runner === undefined) {
+    runner = reportProcesses({ entry, settings, gate })
+    runners.set(key, runner)
+  }
+  return runner
+}
+
+/** Runs messages' digestion in report processes; null where the service uses none (reportProcessBytes). */
+export function messageProcessRunner(
   minBytes: number | null,
   config: Config,
   database: Database,
-  queue: QueueSpec<object> = PROCESS_MESSAGE,
-): ((label: string, task: ReportTask) => Promise<ChildRun>) | null {
-  if (minBytes === null || database.kind !== 'postgres') return null
-  return reportProcesses({
-    entry,
-    settings: reportProcessSettings(config, database.url),
-    gate,
-    timeoutMs: Math.max(30, (queue.options.expireInSeconds ?? 900) - 60) * 1000,
-  })
+): ((messageId: string) => Promise<ChildRun>) | null {
+  const runner = minBytes === null ? null : runnerFor(config, database)
+  if (runner === null) return null
+  const timeoutMs = timeoutOf(PROCESS_MESSAGE)
+  return (messageId) =>
+    runner.run(`message ${messageId}`, { kind: 'message', messageId } satisfies ReportTask, timeoutMs)
+}
+
+/**
+ * Starts a report process ahead of a message of `bytes` that will need one (its intake has begun):
+ * its code is loaded and its connections are open by the time its job runs.
+ */
+export function reportProcessWarmer(
+  minBytes: number | null,
+  config: Config,
+  database: Database,
+): ((bytes: number) => void) | undefined {
+  const runner = minBytes === null ? null : runnerFor(config, database)
+  if (runner === null || minBytes === null) return undefined
+  return (bytes) => {
+    if (bytes >= minBytes) runner.warm()
+  }
 }
 
 /** The report rules' report process for the alert jobs (src/jobs/alerts.ts), or none. */
@@ -90,20 +125,16 @@ export function reportRulesProcess(runtime: {
   database: Database
   reportProcessBytes?: number | null
 }): { minSources: number; run: (ref: DomainJob) => Promise<ChildRun> } | undefined {
-  const run = reportProcessRunner(
-    runtime.reportProcessBytes ?? null,
-    runtime.config,
-    runtime.database,
-    EVALUATE_REPORT_ALERTS,
-  )
-  if (run === null) return undefined
+  const runner = runtime.reportProcessBytes == null ? null : runnerFor(runtime.config, runtime.database)
+  if (runner === null) return undefined
+  const timeoutMs = timeoutOf(EVALUATE_REPORT_ALERTS)
   return {
     minSources: REPORT_RULES_PROCESS_SOURCES,
     run: (ref) =>
-      run(`report rules ${ref.domainId}`, {
-        kind: 'report-rules',
-        accountId: ref.accountId,
-        domainId: ref.domainId,
-      }),
+      runner.run(
+        `report rules ${ref.domainId}`,
+        { kind: 'report-rules', accountId: ref.accountId, domainId: ref.domainId } satisfies ReportTask,
+        timeoutMs,
+      ),
   }
 }

@@ -218,8 +218,7 @@ onPostgres(
             entry: new URL('../../src/report-process.ts', import.meta.url).pathname,
             settings: reportProcessSettings(t.config, url.toString()),
             gate: concurrencyLimit(1),
-            timeoutMs: 30_000,
-          })(`message ${messageId}`, { kind: 'message', messageId }),
+          }).run(`message ${messageId}`, { kind: 'message', messageId }, 30_000),
       },
     }
     await expect(processBatch(failing, [id])).rejects.toThrow(/dw_no_such_database/)
@@ -324,3 +323,20 @@ onPostgres(
   },
   60_000,
 )
+
+test('a report process started ahead of a task that never comes exits by itself, connected or not', async () => {
+  for (const databaseUrl of [backend === 'postgres' ? t.db.url! : null, null]) {
+    const child = Bun.spawn(
+      [process.execPath, new URL('../../src/report-process.ts', import.meta.url).pathname],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        serialization: 'json',
+        ipc() {},
+      },
+    )
+    child.send({ settings: { ...reportProcessSettings(t.config, ''), databaseUrl, idleMs: 300 } })
+    const started = performance.now()
+    expect(await child.exited).toBe(0)
+    expect(performance.now() - started).toBeLessThan(10_000)
+  }
+}, 30_000)

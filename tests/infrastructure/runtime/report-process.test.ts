@@ -17,7 +17,15 @@ function child(name: string, body: string): string {
   const path = join(dir, `${name}.ts`)
   writeFileSync(
     path,
-    `const task = await new Promise((resolve) => process.once('message', resolve))\n${body}\n`,
+    // The settings first, then the task (infrastructure/runtime/report-process.ts, ChildMessage).
+    `const messages = []
+let waiting = null
+process.on('message', (m) => { messages.push(m); waiting?.() })
+const next = async () => { while (messages.length === 0) await new Promise((r) => (waiting = r)); return messages.shift() }
+const settings = await next()
+const task = await next()
+${body}
+`,
   )
   return path
 }
@@ -25,23 +33,22 @@ function child(name: string, body: string): string {
 const run =
   (entry: string, options: { timeoutMs?: number; gate?: ReturnType<typeof concurrencyLimit> } = {}) =>
   (label: string) =>
-    reportProcesses({
-      entry,
-      settings: { answer: 42 },
-      gate: options.gate ?? concurrencyLimit(2),
-      timeoutMs: options.timeoutMs ?? 20_000,
-    })(label, { kind: 'message', messageId: label })
+    reportProcesses({ entry, settings: { answer: 42 }, gate: options.gate ?? concurrencyLimit(2) }).run(
+      label,
+      { kind: 'message', messageId: label },
+      options.timeoutMs ?? 20_000,
+    )
 
-test('the child gets the message id and the settings, and its answer comes back with its costs', async () => {
+test('the child gets its settings, then its task, and its answer comes back with its costs', async () => {
   const echo = child(
     'echo',
     `const held = new Uint8Array(64e6).fill(1)
-process.send({ ok: true, result: { task, argv: process.argv.slice(2), held: held.length } }, undefined, undefined, () => process.exit(0))`,
+process.send({ ok: true, result: { settings, task, held: held.length } }, undefined, undefined, () => process.exit(0))`,
   )
   const got = await run(echo)('message m-1')
   expect(got.result).toEqual({
-    task: { task: { kind: 'message', messageId: 'message m-1' }, settings: { answer: 42 } },
-    argv: ['message m-1'],
+    settings: { settings: { answer: 42 } },
+    task: { label: 'message m-1', task: { kind: 'message', messageId: 'message m-1' } },
     held: 64e6,
   })
   // ru_maxrss of the child: it touched 64 MB.
@@ -101,3 +108,21 @@ process.send({ ok: true, result: [started, Date.now()] }, undefined, undefined, 
   // Each started after the one before had answered.
   for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1])
 }, 30_000)
+
+test('a warmed process takes the next task; without one, a task starts its own', async () => {
+  // The child notes when it started: a warmed one started before its task was sent.
+  const stamped = child(
+    'stamped',
+    `process.send({ ok: true, result: { pid: process.pid, at: performance.timeOrigin } }, undefined, undefined, () => process.exit(0))`,
+  )
+  const processes = reportProcesses({ entry: stamped, settings: {}, gate: concurrencyLimit(1) })
+  processes.warm()
+  processes.warm() // at most one waits
+  await Bun.sleep(300)
+  const before = Date.now()
+  const warmed = (await processes.run('message w-1', {}, 10_000)).result as { at: number }
+  expect(warmed.at).toBeLessThan(before)
+  // Without a warm one, a task starts its own.
+  const cold = (await processes.run('message w-2', {}, 10_000)).result as { at: number }
+  expect(cold.at).toBeGreaterThanOrEqual(before)
+})
