@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { evaluateReports } from '../domain/alerts/evaluation.ts'
 import { errorFields } from '../domain/shared/logger.ts'
 import { batchedStdout, jsonLogger } from '../infrastructure/logging/json-logger.ts'
@@ -30,6 +31,20 @@ const answer = (message: ChildAnswer) =>
 // Its parent gone (stopped, or killed), the work has no one to answer: the open transaction rolls
 // back with the connection and the job's retry does the work again.
 process.on('disconnect', () => process.exit(1))
+
+/**
+ * This process's peak RSS: the kernel's high-water mark of its own memory (VmHWM), which starts
+ * afresh with the exec. Not getrusage's ru_maxrss: Linux carries the parent's figure at the fork
+ * into it, so a child of a 290 MB service reads 290 MB whatever it used itself.
+ */
+function ownPeakRss(): number | undefined {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))
+    return kb === null ? undefined : Number(kb[1]) * 1024
+  } catch {
+    return undefined
+  }
+}
 
 /** A process started ahead of its task (warmed at intake) that gets none exits after this. */
 const IDLE_MS = 30_000
@@ -89,6 +104,7 @@ const task = sent.task as ReportTask
 let failed = false
 try {
   const { database, boss } = await ready
+  const rssAtTaskBytes = process.memoryUsage.rss()
   try {
     const result =
       task.kind === 'message'
@@ -100,7 +116,7 @@ try {
               domainId: task.domainId,
             },
           )
-    await answer({ ok: true, result })
+    await answer({ ok: true, result, rssAtTaskBytes, peakRssBytes: ownPeakRss() })
   } finally {
     await boss.stop({ graceful: false, close: true })
     await database.close()

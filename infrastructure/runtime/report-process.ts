@@ -9,7 +9,16 @@ import type { Gate } from '../../domain/shared/concurrency-limit.ts'
 // The child commits its own work, so a child that dies leaves its job to be retried.
 
 /** What the child sends back over IPC: its task's result, or the error that ended it. */
-export type ChildAnswer = { ok: true; result: unknown } | { ok: false; error: string }
+export type ChildAnswer =
+  | {
+      ok: true
+      result: unknown
+      /** RSS when the task began (code loaded, connected). */
+      rssAtTaskBytes?: number
+      /** Its peak RSS once the task was done (its own VmHWM). */
+      peakRssBytes?: number
+    }
+  | { ok: false; error: string }
 
 /** What the parent sends a child: first its settings (no secrets), then, once, its task. */
 export type ChildMessage = { settings: unknown } | { label: string; task: unknown }
@@ -28,10 +37,12 @@ export interface ChildRun {
   result: unknown
   /** From the task sent to the exit. */
   ms: number
-  /** The child's peak resident memory (getrusage ru_maxrss). */
+  /** The child's peak resident memory, as it read its own (VmHWM; 0 where unknown). */
   peakRssBytes: number
   /** The child's CPU time, user and system. */
   cpuMs: number
+  /** Its RSS when the task began: what the task itself added is the peak less this. */
+  rssAtTaskBytes: number
 }
 
 export class ReportProcessError extends Error {
@@ -110,8 +121,11 @@ async function runTask(child: Child, label: string, task: unknown, timeoutMs: nu
     return {
       result: got.result,
       ms: Math.round(performance.now() - started),
-      peakRssBytes: usage?.maxRSS ?? 0,
+      // The child's own figure (its VmHWM): the rusage of a child read here carries this process's
+      // RSS at the fork on Linux, whatever the child used itself.
+      peakRssBytes: got.peakRssBytes ?? 0,
       cpuMs: Math.round(Number(usage?.cpuTime.total ?? 0n) / 1000),
+      rssAtTaskBytes: got.rssAtTaskBytes ?? 0,
     }
   }
   const why =

@@ -90,6 +90,7 @@ async function reportRules(deps: AlertJobDeps, ref: DomainJob): Promise<AppliedP
     duration_ms: run.ms,
     cpu_ms: run.cpuMs,
     peak_rss_bytes: run.peakRssBytes,
+    rss_at_task_bytes: run.rssAtTaskBytes,
   })
   return run.result as AppliedPlan
 }

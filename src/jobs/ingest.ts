@@ -79,6 +79,12 @@ export interface IngestJobDeps {
    * with its MessageResult (INGEST_PROCESS_BYTES; ROLE=all on PostgreSQL: src/compose/ingest.ts).
    */
   ownProcess?: { minBytes: number; run: (messageId: string) => Promise<ChildRun> }
+  /**
+   * The record stream's collections only mark (markGarbage): for a process whose thread serves
+   * the API (ROLE=all), where a collection's sweep is a stall; elsewhere full ones keep the peak
+   * lower (docs/ingestion.md, "The record stream's collections").
+   */
+  markOnly?: boolean
 }
 
 /** What reading and storing one message needs (all a report process builds: src/report-process.ts). */
@@ -114,7 +120,9 @@ function toPayload(deps: MessageJobDeps, payload: ReportPayload, threaded = fals
       // holds the pieces and events only: full collections, as before.
       open: () =>
         permanent(
-          threaded ? paced(payload.open(), threadedPacer) : paced(payload.open(), processPacer, markGarbage),
+          threaded
+            ? paced(payload.open(), threadedPacer)
+            : paced(payload.open(), processPacer, deps.markOnly ? markGarbage : undefined),
         ),
     }
   if (payload.kind === 'tls-rpt-json') {

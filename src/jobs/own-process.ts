@@ -29,6 +29,7 @@ export async function digestInOwnProcess(deps: MessageJobDeps, messageId: string
     duration_ms: run.ms,
     cpu_ms: run.cpuMs,
     peak_rss_bytes: run.peakRssBytes,
+    rss_at_task_bytes: run.rssAtTaskBytes,
   })
   return result
 }
