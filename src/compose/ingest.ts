@@ -193,7 +193,6 @@ function messageJobDeps(
     // and by their count (INGEST_WORKER_CONCURRENCY: in ROLE=all each is work ahead of the API's).
     budget: new ByteBudget(config.ingestWorkerMaxBytes, config.ingestWorkerConcurrency),
     parseThreadBytes: config.ingestParseThreadBytes,
-    markOnly: config.role === 'all',
   }
 }
 

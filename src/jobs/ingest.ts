@@ -79,12 +79,6 @@ export interface IngestJobDeps {
    * with its MessageResult (INGEST_PROCESS_BYTES; ROLE=all on PostgreSQL: src/compose/ingest.ts).
    */
   ownProcess?: { minBytes: number; run: (messageId: string) => Promise<ChildRun> }
-  /**
-   * The record stream's collections only mark (markGarbage): for a process whose thread serves
-   * the API (ROLE=all), where a collection's sweep is a stall; elsewhere full ones keep the peak
-   * lower (docs/ingestion.md, "The record stream's collections").
-   */
-  markOnly?: boolean
 }
 
 /** What reading and storing one message needs (all a report process builds: src/report-process.ts). */
@@ -120,9 +114,7 @@ function toPayload(deps: MessageJobDeps, payload: ReportPayload, threaded = fals
       // holds the pieces and events only: full collections, as before.
       open: () =>
         permanent(
-          threaded
-            ? paced(payload.open(), threadedPacer)
-            : paced(payload.open(), processPacer, deps.markOnly ? markGarbage : undefined),
+          threaded ? paced(payload.open(), threadedPacer) : paced(payload.open(), processPacer, markGarbage),
         ),
     }
   if (payload.kind === 'tls-rpt-json') {

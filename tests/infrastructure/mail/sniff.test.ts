@@ -37,3 +37,17 @@ test('the UTF-8 rules are unchanged', () => {
   expect(sniffFormat(new Uint8Array([0x1f, 0x8b, 8]))).toBe('gzip')
   expect(sniffFormat(bytes('PK\x03\x04rest'))).toBe('zip')
 })
+
+test('binary data that starts with { is not taken for a TLS report', () => {
+  // A scanned PDF's random bytes: a quarter of a percent of them start with {.
+  const binary = new Uint8Array(4096)
+  for (let i = 0; i < binary.length; i++) binary[i] = (i * 151 + 7) & 0xff
+  binary[0] = 0x7b
+  expect(sniffFormat(binary)).toBeNull()
+  binary[1] = 0x22 // {" then binary: still not text
+  expect(sniffFormat(binary)).toBeNull()
+  const bytes = (text: string) => new TextEncoder().encode(text)
+  expect(sniffFormat(bytes('{ "organization-name": "Google Inc.",\r\n\t"policies": []}'))).toBe('json')
+  expect(sniffFormat(bytes('{}'))).toBe('json')
+  expect(sniffFormat(bytes('{x'))).toBeNull()
+})
