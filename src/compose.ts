@@ -30,6 +30,7 @@ import { digestPreviewDeps, sendMailDeps } from './compose/notification-mail.ts'
 import { chatDeliveryDeps } from './compose/notifications.ts'
 import { progressionDeps } from './compose/policy.ts'
 import { checkDeps } from './compose/posture.ts'
+import { reportProcessWarmer } from './compose/report-processes.ts'
 import { spfUseCaseDeps } from './compose/spf.ts'
 import { processStores, stores } from './compose/stores.ts'
 import type { Config } from './config.ts'
@@ -196,6 +197,8 @@ export function buildApp(runtime: Runtime) {
         ingestSecret: config.ingestSecret,
         maxMessageBytes: config.ingestMaxMessageBytes,
         reportAddress: checks.reportAddress,
+        // A large message's report process starts while the message arrives.
+        arriving: reportProcessWarmer(runtime.reportProcessBytes ?? null, config, database),
         async storeTlsReport(accountId, json) {
           const deps = { reports: s.forensicTls, resolveDomain: reportDomains(database) }
           const stored = await storeTlsReport(deps, { accountId, messageId: null, json })

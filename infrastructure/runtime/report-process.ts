@@ -43,6 +43,8 @@ export interface ChildRun {
   cpuMs: number
   /** Its RSS when the task began: what the task itself added is the peak less this. */
   rssAtTaskBytes: number
+  /** Whether it was started ahead of its task (`warm`). */
+  startedAhead: boolean
 }
 
 export class ReportProcessError extends Error {
@@ -100,12 +102,18 @@ export function reportProcesses(options: ReportProcessOptions): ReportProcesses 
       options.gate(() => {
         const ready = waiting !== null && waiting.process.exitCode === null ? waiting : null
         waiting = null
-        return runTask(ready ?? start(), label, task, timeoutMs)
+        return runTask(ready ?? start(), label, task, timeoutMs, ready !== null)
       }),
   }
 }
 
-async function runTask(child: Child, label: string, task: unknown, timeoutMs: number): Promise<ChildRun> {
+async function runTask(
+  child: Child,
+  label: string,
+  task: unknown,
+  timeoutMs: number,
+  startedAhead: boolean,
+): Promise<ChildRun> {
   const started = performance.now()
   child.process.send({ label, task } satisfies ChildMessage)
   const timer = setTimeout(() => child.process.kill('SIGKILL'), timeoutMs)
@@ -126,6 +134,7 @@ async function runTask(child: Child, label: string, task: unknown, timeoutMs: nu
       peakRssBytes: got.peakRssBytes ?? 0,
       cpuMs: Math.round(Number(usage?.cpuTime.total ?? 0n) / 1000),
       rssAtTaskBytes: got.rssAtTaskBytes ?? 0,
+      startedAhead,
     }
   }
   const why =

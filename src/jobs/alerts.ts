@@ -91,6 +91,7 @@ async function reportRules(deps: AlertJobDeps, ref: DomainJob): Promise<AppliedP
     cpu_ms: run.cpuMs,
     peak_rss_bytes: run.peakRssBytes,
     rss_at_task_bytes: run.rssAtTaskBytes,
+    started_ahead: run.startedAhead,
   })
   return run.result as AppliedPlan
 }

@@ -30,6 +30,7 @@ export async function digestInOwnProcess(deps: MessageJobDeps, messageId: string
     cpu_ms: run.cpuMs,
     peak_rss_bytes: run.peakRssBytes,
     rss_at_task_bytes: run.rssAtTaskBytes,
+    started_ahead: run.startedAhead,
   })
   return result
 }

@@ -45,6 +45,11 @@ export interface IngestRouteDeps {
   ingestSecret: string | null
   maxMessageBytes: number
   reportAddress: (accountId: string) => Promise<string>
+  /**
+   * Told the size a message declares (Content-Length) before it is read, so that work it will need
+   * starts meanwhile: a report process for a large one (src/compose/report-processes.ts).
+   */
+  arriving?: (bytes: number) => void
 }
 
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}
@@ -96,6 +101,9 @@ export function ingestRoutes(deps: IngestRouteDeps) {
             throw new FailureError({ code: 'validation_failed', message, errors: { recipient: [message] } })
           }
           const accountId = intake.kind === 'account' ? intake.principal.accountId : undefined
+          const declared = Number(request.headers.get('content-length'))
+          if (Number.isSafeInteger(declared) && declared > 0 && declared <= deps.maxMessageBytes)
+            deps.arriving?.(declared)
           // Spooled, not held: a 64 MB message costs a megabyte here (docs/ingestion.md, "Memory").
           const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
           const spooled = await spoolMessage(body, { maxBytes: deps.maxMessageBytes })

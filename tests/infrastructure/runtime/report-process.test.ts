@@ -122,9 +122,11 @@ test('a warmed process takes the next task; without one, a task starts its own',
   processes.warm() // at most one waits
   await Bun.sleep(300)
   const before = Date.now()
-  const warmed = (await processes.run('message w-1', {}, 10_000)).result as { at: number }
-  expect(warmed.at).toBeLessThan(before)
+  const first = await processes.run('message w-1', {}, 10_000)
+  expect(first.startedAhead).toBe(true)
+  expect((first.result as { at: number }).at).toBeLessThan(before)
   // Without a warm one, a task starts its own.
-  const cold = (await processes.run('message w-2', {}, 10_000)).result as { at: number }
-  expect(cold.at).toBeGreaterThanOrEqual(before)
+  const cold = await processes.run('message w-2', {}, 10_000)
+  expect(cold.startedAhead).toBe(false)
+  expect((cold.result as { at: number }).at).toBeGreaterThanOrEqual(before)
 })
