@@ -5,6 +5,7 @@ import { ingestJobDeps, intake } from '../../../src/compose/ingest.ts'
 import { processStores } from '../../../src/compose/stores.ts'
 import type { IngestJobDeps } from '../../../src/jobs/ingest.ts'
 import { processBatch } from '../../../src/jobs/ingest-batch.ts'
+import { jobReport, mailJobReport, messageStatus, storedRecords } from '../../support/job-reports.ts'
 import { startTestApp, type TestApp } from '../../support/test-app.ts'
 
 // A large message's aggregate report parsed on its own thread (INGEST_PARSE_THREAD_BYTES,
@@ -40,48 +41,10 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => t.close())
 
-const BEGIN = 1_700_000_000
-
-function report(id: string, count: number, broken = false): string {
-  const records = Array.from({ length: count }, (_, i) => {
-    const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
-    const from = i % 3 === 0 ? 'mail.thread.example' : i % 3 === 1 ? 'thread.example' : 'other.example'
-    return `<record><row><source_ip>${ip}</source_ip><count>${(i % 7) + 1}</count><policy_evaluated>
-<disposition>${i % 5 === 0 ? 'quarantine' : 'none'}</disposition><dkim>${i % 2 ? 'pass' : 'fail'}</dkim><spf>fail</spf>
-<reason><type>forwarded</type><comment>c${i % 4}</comment></reason></policy_evaluated></row>
-<identifiers><header_from>${from}</header_from><envelope_from>bounce.example</envelope_from></identifiers>
-<auth_results><dkim><domain>${from}</domain><selector>s${i % 3}</selector><result>pass</result></dkim>
-<spf><domain>bounce.example</domain><result>${i % 2 ? 'pass' : 'softfail'}</result></spf></auth_results></record>`
-  })
-  const xml = `<?xml version="1.0"?><feedback><report_metadata><org_name>Reporter</org_name>
-<email>r@reporter.example</email><report_id>${id}</report_id><date_range><begin>${BEGIN}</begin>
-<end>${BEGIN + 86_399}</end></date_range></report_metadata><policy_published><domain>thread.example</domain>
-<adkim>r</adkim><aspf>s</aspf><p>none</p><pct>100</pct></policy_published>${records.join('')}</feedback>`
-  // A record cut off in the middle, far into the report: quarantined, nothing stored.
-  return broken ? xml.replace('<source_ip>10.0.7.208</source_ip>', '<source_ip>10.0.7.208</source>') : xml
-}
-
-async function message(xml: string): Promise<string> {
-  const raw = `From: r@reporter.example\r\nTo: ${recipient}\r\nSubject: Report\r\nMIME-Version: 1.0\r\nContent-Type: text/xml\r\n\r\n${xml}\r\n`
-  const accepted = await accept({ raw: new TextEncoder().encode(raw), recipient, source: 'http' })
-  if (!accepted.ok) throw new Error(`accept: ${accepted.failure.code}`)
-  return accepted.value.id
-}
-
-const recordsOf = async (reportId: string) =>
-  rowsOf<Record<string, unknown>>(
-    await t.db.database.db.execute(sql`select r.day, r.source_ip, r.count, r.disposition, r.dkim_evaluated,
-      r.spf_evaluated, r.reasons, r.header_from, r.envelope_from, r.envelope_to, r.dkim, r.spf, r.dkim_aligned,
-      r.spf_aligned, r.dmarc_pass from aggregate_records r join aggregate_reports a on a.id = r.report_id
-      where a.account_id = ${accountId} and a.report_id = ${reportId} order by r.id`),
-  )
-
-const statusOf = async (id: string) =>
-  rowsOf<{ status: string; code: string | null }>(
-    await t.db.database.db.execute(
-      sql`select status, quarantine_code as code from ingest_messages where id = ${id}::uuid`,
-    ),
-  )[0]!
+const report = (id: string, count: number, broken = false) => jobReport('thread.example', id, count, broken)
+const message = (xml: string) => mailJobReport(accept, recipient, xml)
+const recordsOf = (reportId: string) => storedRecords(t.db.database, accountId, reportId)
+const statusOf = (id: string) => messageStatus(t.db.database, id)
 
 test('a report parsed on its own thread stores the same records as one parsed here', async () => {
   const onThread = await message(report('on-thread', 3000))
