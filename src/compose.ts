@@ -88,7 +88,8 @@ export interface Runtime {
   wakeIngest?: (bytes: number) => void
   /**
    * Messages of this many bytes or more are digested by a report process of their own (src/main.ts
-   * sets it for the service: reportProcessBytes in src/compose/ingest.ts); unset, in this process.
+   * sets it for the service: reportProcessBytes in src/compose/report-processes.ts); unset, in this
+   * process.
    */
   reportProcessBytes?: number | null
 }

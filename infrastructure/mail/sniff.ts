@@ -6,15 +6,18 @@ export type SniffedFormat = 'gzip' | 'zip' | 'xml' | 'json'
 /** How many bytes (decompressed, for an archive) the sniffer wants to see. */
 export const SNIFF_BYTES = 4096
 
+/** XML's and JSON's white space: space, tab, line feed, carriage return. */
+const isSpace = (b: number | undefined) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d
+
+/** The index of the first byte from `i` on that is not white space. */
+function skipSpace(bytes: Uint8Array, i: number): number {
+  while (i < bytes.length && isSpace(bytes[i])) i++
+  return i
+}
+
 /** Leading UTF-8 byte order mark and white space, which XML and JSON senders both leave in. */
 function skipPreamble(bytes: Uint8Array): number {
-  let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
-  while (
-    i < bytes.length &&
-    (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)
-  )
-    i++
-  return i
+  return skipSpace(bytes, bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0)
 }
 
 function startsWith(bytes: Uint8Array, at: number, text: string): boolean {
@@ -48,18 +51,12 @@ function utf16(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | null {
  * invalid JSON (bench:ingest's eight big messages, one run in a dozen).
  */
 function isJsonObjectText(bytes: Uint8Array, at: number): boolean {
-  let i = at + 1
-  while (
-    i < bytes.length &&
-    (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)
-  )
-    i++
+  const i = skipSpace(bytes, at + 1)
   if (i < bytes.length && bytes[i] !== 0x22 && bytes[i] !== 0x7d) return false
   const end = Math.min(bytes.length, SNIFF_BYTES)
   for (let j = at; j < end; j++) {
     const b = bytes[j]!
-    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return false
-    if (b === 0x7f) return false
+    if ((b < 0x20 && !isSpace(b)) || b === 0x7f) return false
   }
   return true
 }

@@ -47,6 +47,15 @@ export interface ChildRun {
   startedAhead: boolean
 }
 
+/** A run's figures as the job logs them beside its own fields. */
+export const childRunFields = (run: ChildRun) => ({
+  duration_ms: run.ms,
+  cpu_ms: run.cpuMs,
+  peak_rss_bytes: run.peakRssBytes,
+  rss_at_task_bytes: run.rssAtTaskBytes,
+  started_ahead: run.startedAhead,
+})
+
 export class ReportProcessError extends Error {
   override name = 'ReportProcessError'
 }

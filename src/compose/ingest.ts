@@ -23,11 +23,10 @@ import { resolveReportDomain } from '../../infrastructure/repositories/pg-report
 import { enrichSources } from '../../infrastructure/repositories/pg-source-enrichment.ts'
 import { collectGarbage } from '../../infrastructure/runtime/gc-pacer.ts'
 import type { Runtime } from '../compose.ts'
-import type { Config } from '../config.ts'
 import { ByteBudget } from '../jobs/byte-budget.ts'
 import type { IngestJobDeps, MessageJobDeps } from '../jobs/ingest.ts'
 import { type IngestNow, ingestNow } from '../wiring/ingest-now.ts'
-import { messageProcessRunner, reportProcessWarmer } from './report-processes.ts'
+import { messageProcess, reportProcessWarmer } from './report-processes.ts'
 
 // Report intake's wiring: the one accept function every path calls, the report job's deps, and
 // intake with the outcome for the paths that process at once (docs/ingestion.md).
@@ -151,18 +150,8 @@ export function ingestJobDeps(
     enrichSources: (input) =>
       enrichSources({ db: database.db, dns, now }, { ...input, concurrency: config.enrichPtr.concurrency }),
     enrichPtr: config.enrichPtr,
-    ownProcess: ownProcess(runtime.reportProcessBytes ?? null, config, database),
+    ownProcess: messageProcess(runtime.reportProcessBytes ?? null, config, database),
   }
-}
-
-function ownProcess(
-  minBytes: number | null,
-  config: Config,
-  database: Database,
-): IngestJobDeps['ownProcess'] {
-  const run = messageProcessRunner(minBytes, config, database)
-  if (minBytes === null || run === null) return undefined
-  return { minBytes, run }
 }
 
 /** What one message's reading and storing needs: the report process builds only this. */

@@ -68,7 +68,7 @@ export type ReportProcessSettings = ReturnType<typeof reportProcessSettings> & {
 /**
  * At most two report processes at work at once per service (each takes a core, and up to ~230 MB
  * while a 100,000-record report streams). One runner per database and settings, so that the intake
- * warms the process its job will use (`warmReportProcess`).
+ * warms the process its job will use (`reportProcessWarmer`).
  */
 const gate = concurrencyLimit(2)
 const entry = fileURLToPath(new URL('../report-process.ts', import.meta.url))
@@ -90,17 +90,23 @@ function runnerFor(config: Config, database: Database): ReportProcesses | null {
   return runner
 }
 
-/** Runs messages' digestion in report processes; null where the service uses none (reportProcessBytes). */
-export function messageProcessRunner(
+/**
+ * Messages of `minBytes` or more digested by report processes (IngestJobDeps.ownProcess); none
+ * where the service uses none (reportProcessBytes).
+ */
+export function messageProcess(
   minBytes: number | null,
   config: Config,
   database: Database,
-): ((messageId: string) => Promise<ChildRun>) | null {
+): { minBytes: number; run: (messageId: string) => Promise<ChildRun> } | undefined {
   const runner = minBytes === null ? null : runnerFor(config, database)
-  if (runner === null) return null
+  if (minBytes === null || runner === null) return undefined
   const timeoutMs = timeoutOf(PROCESS_MESSAGE)
-  return (messageId) =>
-    runner.run(`message ${messageId}`, { kind: 'message', messageId } satisfies ReportTask, timeoutMs)
+  return {
+    minBytes,
+    run: (messageId) =>
+      runner.run(`message ${messageId}`, { kind: 'message', messageId } satisfies ReportTask, timeoutMs),
+  }
 }
 
 /**
@@ -113,7 +119,7 @@ export function reportProcessWarmer(
   database: Database,
 ): ((bytes: number) => void) | undefined {
   const runner = minBytes === null ? null : runnerFor(config, database)
-  if (runner === null || minBytes === null) return undefined
+  if (minBytes === null || runner === null) return undefined
   return (bytes) => {
     if (bytes >= minBytes) runner.warm()
   }

@@ -20,7 +20,7 @@ import {
   send,
 } from '../../infrastructure/queue/catalogue.ts'
 import { handle, type JobHandler } from '../../infrastructure/queue/handlers.ts'
-import type { ChildRun } from '../../infrastructure/runtime/report-process.ts'
+import { type ChildRun, childRunFields } from '../../infrastructure/runtime/report-process.ts'
 
 // Alert evaluation jobs (issue #6, docs/alerts.md "Storage, jobs and API"). Three cron schedulers
 // (run once across all workers by pg-boss) enqueue one job per domain or account; those jobs are
@@ -84,15 +84,7 @@ async function reportRules(deps: AlertJobDeps, ref: DomainJob): Promise<AppliedP
   const { sources } = await deps.reportSources.dayVolume(ref, reportRulesDay(deps.now()))
   if (sources < deps.ownProcess.minSources) return evaluateReports(deps, ref)
   const run = await deps.ownProcess.run(ref)
-  deps.logger.info('report rules evaluated by a report process', {
-    ...ref,
-    sources,
-    duration_ms: run.ms,
-    cpu_ms: run.cpuMs,
-    peak_rss_bytes: run.peakRssBytes,
-    rss_at_task_bytes: run.rssAtTaskBytes,
-    started_ahead: run.startedAhead,
-  })
+  deps.logger.info('report rules evaluated by a report process', { ...ref, sources, ...childRunFields(run) })
   return run.result as AppliedPlan
 }
 

@@ -10,7 +10,7 @@ import {
   type ReadMessage,
   readMessage,
 } from './ingest.ts'
-import { digestInOwnProcess, inOwnProcess } from './own-process.ts'
+import { digestInOwnProcess, ownProcessFor } from './own-process.ts'
 
 // A worker's batch of messages (docs/ingestion.md, "The queue"): one statement loads them, each is
 // read through with its small reports held back (domain/ingest/report-batch.ts), then one
@@ -96,13 +96,15 @@ async function processHeld(deps: IngestJobDeps, ids: string[], lastAttempt: Read
         const listed = messages[index]!
         const { writer, held } = holdSmallReports(deps.aggregates)
         try {
-          const message = listed.withheld ? await deps.messages.load(listed.id) : listed
-          if (!isPending(message)) continue
-          // A large message is digested by a process of its own, which stores and marks it.
-          if (inOwnProcess(deps, message.size)) {
-            await digestInOwnProcess(deps, listed.id)
+          // A large message is digested by a process of its own, which reads, stores and marks it:
+          // its body is not loaded here.
+          const own = ownProcessFor(deps, listed.size)
+          if (own !== undefined && listed.status === 'pending') {
+            await digestInOwnProcess(deps, own, listed.id)
             continue
           }
+          const message = listed.withheld ? await deps.messages.load(listed.id) : listed
+          if (!isPending(message)) continue
           const result = await readMessage({ ...deps, aggregates: writer }, message)
           slots[index] = { id: listed.id, held, result }
         } catch (error) {

@@ -40,7 +40,7 @@ import type { ChildRun } from '../../infrastructure/runtime/report-process.ts'
 import { parseAggregateInThread } from '../../infrastructure/runtime/threaded-aggregate-parse.ts'
 import { ByteBudget } from './byte-budget.ts'
 import { processBatch } from './ingest-batch.ts'
-import { digestInOwnProcess, inOwnProcess } from './own-process.ts'
+import { digestInOwnProcess, ownProcessFor } from './own-process.ts'
 
 // The background half of report intake: one job per accepted message, and a cron that looks up
 // reverse DNS for new source IPs (never inside the parser).
@@ -248,7 +248,8 @@ export async function processMessage(deps: MessageJobDeps, messageId: string): P
 async function processOne(deps: MessageJobDeps, messageId: string): Promise<MessageResult> {
   const message = await deps.messages.load(messageId)
   if (!isPending(message)) return { status: 'skipped' }
-  if (inOwnProcess(deps, message.size)) return digestInOwnProcess(deps, messageId)
+  const own = ownProcessFor(deps, message.size)
+  if (own !== undefined) return digestInOwnProcess(deps, own, messageId)
   const result = await readMessage(deps, message)
   if (!result.ok) {
     await quarantineMessage(deps, messageId, result.reason)
