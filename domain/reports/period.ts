@@ -17,8 +17,23 @@ export const MAX_DAYS = 90
 /** The most days a `from`/`to` range may span, both ends included. */
 export const MAX_RANGE_DAYS = 366
 const DATE = /^\d{4}-\d{2}-\d{2}$/
+/** The first day a period may name: PostgreSQL's dates have no year 0 (1 BC is `0001-12-31 BC`). */
+const FIRST_DAY = '0001-01-01'
+const DAY_MS = 86_400_000
 
 const day = (date: Date) => date.toISOString().slice(0, 10)
+const msOf = (date: string) => Date.parse(`${date}T00:00:00Z`)
+
+/**
+ * Midnight UTC of a calendar day, the month rolling over into the year. Not Date.UTC, which reads
+ * the years 0-99 as 1900-1999. Dates are compared as these numbers, never as ISO strings: past
+ * 9999-12-31 toISOString gives `+010000-01-01`, which sorts before every four-digit year.
+ */
+function utcDay(year: number, month: number, date: number): number {
+  const at = new Date(0)
+  at.setUTCFullYear(year, month, date)
+  return at.getTime()
+}
 
 export function periodOf(input: { days?: number; from?: string; to?: string }, now: Date): Result<Period> {
   if (input.from !== undefined || input.to !== undefined) {
@@ -31,12 +46,12 @@ export function periodOf(input: { days?: number; from?: string; to?: string }, n
       ['to', to],
     ] as const) {
       // A real calendar day: Date.parse rolls 2026-02-30 over to March 2 rather than failing.
-      const parsed = Date.parse(`${value}T00:00:00Z`)
-      if (!DATE.test(value) || Number.isNaN(parsed) || day(new Date(parsed)) !== value) {
+      const parsed = msOf(value)
+      if (!DATE.test(value) || Number.isNaN(parsed) || day(new Date(parsed)) !== value || value < FIRST_DAY) {
         return invalid(field, `The ${field} field must be an ISO date (YYYY-MM-DD).`)
       }
     }
-    const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1
+    const span = (msOf(to) - msOf(from)) / DAY_MS + 1
     if (span < 1) return invalid('to', 'The to date must not be before the from date.')
     if (span > MAX_RANGE_DAYS) {
       return invalid('to', `The period from ${from} to ${to} spans ${span} days; at most ${MAX_RANGE_DAYS}.`)
@@ -59,9 +74,9 @@ export function splitWeeks(period: Period): {
   weeks: { first: string; last: string } | null
   edges: Period[]
 } {
-  const DAY = 86_400_000
-  const from = Date.parse(`${period.from}T00:00:00Z`)
-  const to = Date.parse(`${period.to}T00:00:00Z`)
+  const DAY = DAY_MS
+  const from = msOf(period.from)
+  const to = msOf(period.to)
   const weekday = (new Date(from).getUTCDay() + 6) % 7 // Monday 0 .. Sunday 6
   const firstMonday = from + ((7 - weekday) % 7) * DAY
   const whole = Math.floor((to - firstMonday) / DAY + 1) / 7
@@ -74,19 +89,17 @@ export function splitWeeks(period: Period): {
   return { weeks: { first: day(new Date(firstMonday)), last: day(new Date(lastMonday)) }, edges }
 }
 
-const addDays = (date: string, days: number) =>
-  day(new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000))
-
 /** The first day of each calendar month (UTC) wholly inside the period, in order. */
 export function wholeMonths(period: Period): string[] {
   const months: string[] = []
-  const start = new Date(`${period.from}T00:00:00Z`)
+  const to = msOf(period.to)
+  const start = new Date(msOf(period.from))
   // The first month that begins on or after `from`.
-  let month = Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + (start.getUTCDate() === 1 ? 0 : 1), 1)
+  let month = utcDay(start.getUTCFullYear(), start.getUTCMonth() + (start.getUTCDate() === 1 ? 0 : 1), 1)
   while (true) {
     const first = new Date(month)
-    const next = Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 1)
-    if (addDays(day(new Date(next)), -1) > period.to) return months
+    const next = utcDay(first.getUTCFullYear(), first.getUTCMonth() + 1, 1)
+    if (next - DAY_MS > to) return months
     months.push(day(first))
     month = next
   }
@@ -99,17 +112,20 @@ export function wholeMonths(period: Period): string[] {
  */
 export function outsideMonths(period: Period, months: readonly string[]): Period[] {
   const parts: Period[] = []
-  let from = period.from
+  const to = msOf(period.to)
+  let from = msOf(period.from)
   for (const month of months) {
-    if (month > from) parts.push({ from, to: addDays(month, -1) })
-    const start = new Date(`${month}T00:00:00Z`)
-    from = day(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)))
+    const start = msOf(month)
+    if (start > from) parts.push({ from: day(new Date(from)), to: day(new Date(start - DAY_MS)) })
+    const first = new Date(start)
+    from = utcDay(first.getUTCFullYear(), first.getUTCMonth() + 1, 1)
   }
-  if (from <= period.to) parts.push({ from, to: period.to })
+  if (from <= to) parts.push({ from: day(new Date(from)), to: period.to })
   return parts
 }
 
 /** The period that begins `days` earlier. */
 export function extendedBack(period: Period, days: number): Period {
-  return { from: addDays(period.from, -days), to: period.to }
+  const from = msOf(period.from) - days * DAY_MS
+  return { from: from < msOf(FIRST_DAY) ? FIRST_DAY : day(new Date(from)), to: period.to }
 }

@@ -152,6 +152,31 @@ describe('a year of history (from/to up to 366 days)', () => {
     expect(Object.keys(days.body.errors)).toEqual(['days'])
   })
 
+  // Found by a hostile-input sweep: the ends of the calendar were a 500 (9999-12 after ~5 s of
+  // CPU in the month loop; 0001-01 through a margin naming year 0). domain/reports/period.ts.
+  test('periods at the ends of the years 1-9999 answer at once, and year 0 is a 400', async () => {
+    for (const range of [
+      'from=9999-12-01&to=9999-12-31',
+      'from=9999-01-15&to=9999-12-31',
+      'from=0001-01-01&to=0001-01-31',
+    ]) {
+      for (const path of [
+        `/dmarc-reports/overview?${range}`,
+        `/dmarc-reports/domains/old.example/summary?${range}`,
+        `/domains/old.example/reports?${range}`,
+        `/domains/old.example/sources?${range}`,
+      ]) {
+        const started = performance.now()
+        const response = await get(owner, path)
+        expect([path, response.status]).toEqual([path, 200])
+        expect(performance.now() - started).toBeLessThan(2000)
+      }
+    }
+    const zero = await get(owner, '/dmarc-reports/overview?from=0000-06-01&to=0000-06-30')
+    expect(zero.status).toBe(400)
+    expect(Object.keys(zero.body.errors)).toEqual(['from'])
+  })
+
   test('an empty period says where the latest report begins, for the domain and for the account', async () => {
     const at = new Date(begin * 1000).toISOString()
     const list = await get(owner, '/domains/old.example/reports?days=30')

@@ -126,3 +126,34 @@ test('outside months: the rest of the period, around and between the months read
     { from: '2026-01-29', to: '2026-02-28' },
   ])
 })
+
+// Found by a hostile-input sweep: the month loop compared ISO strings, and past 9999-12-31
+// toISOString gives `+010000-01-01`, which sorts first; the loop ran to year 275760 (~5 s) and
+// threw. Date.UTC also reads the years 0-99 as 1900-1999, and a margin before 0001-01-01 named
+// year 0, which PostgreSQL refuses.
+test('the ends of the calendar: years 1 and 9999', () => {
+  expect(wholeMonths({ from: '9999-12-01', to: '9999-12-31' })).toEqual(['9999-12-01'])
+  expect(wholeMonths({ from: '9999-12-30', to: '9999-12-31' })).toEqual([])
+  expect(wholeMonths({ from: '9999-01-15', to: '9999-12-31' })).toHaveLength(11)
+  expect(outsideMonths({ from: '9999-11-20', to: '9999-12-31' }, ['9999-12-01'])).toEqual([
+    { from: '9999-11-20', to: '9999-11-30' },
+  ])
+  expect(wholeMonths({ from: '0001-01-01', to: '0001-01-31' })).toEqual(['0001-01-01'])
+  expect(wholeMonths({ from: '0099-12-01', to: '0100-01-31' })).toEqual(['0099-12-01', '0100-01-01'])
+  expect(outsideMonths({ from: '0050-01-10', to: '0050-03-05' }, ['0050-02-01'])).toEqual([
+    { from: '0050-01-10', to: '0050-01-31' },
+    { from: '0050-03-01', to: '0050-03-05' },
+  ])
+  expect(extendedBack({ from: '0001-01-01', to: '0001-01-31' }, 31)).toEqual({
+    from: '0001-01-01',
+    to: '0001-01-31',
+  })
+  expect(extendedBack({ from: '0001-02-10', to: '0001-03-01' }, 31)).toEqual({
+    from: '0001-01-10',
+    to: '0001-03-01',
+  })
+  const now = new Date('2026-11-27T12:00:00Z')
+  expect(periodOf({ from: '0000-06-01', to: '0000-06-30' }, now).ok).toBe(false)
+  expect(periodOf({ from: '0001-01-01', to: '0001-01-31' }, now).ok).toBe(true)
+  expect(periodOf({ from: '9999-12-01', to: '9999-12-31' }, now).ok).toBe(true)
+})
