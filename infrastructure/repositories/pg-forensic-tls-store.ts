@@ -8,8 +8,8 @@ import type {
 import type { ForensicReport } from '../../domain/reports/forensic.ts'
 import type { TlsRptReport } from '../../domain/reports/tls-rpt.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
+import { withDamageMarked } from '../db/damaged-text.ts'
 import { type Db, rowsOf } from '../db/database.ts'
-import { withoutNul } from '../db/nul-free.ts'
 import { enqueueOperationsAlerts } from '../queue/alert-triggers.ts'
 
 // Failure (forensic) and TLS-RPT reports: small, stored whole as JSON with the fields that filters
@@ -44,7 +44,7 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
       contentHash: string
       report: ForensicReport
     }): Promise<{ status: 'stored' | 'duplicate'; id: number }> {
-      const r = withoutNul(input.report)
+      const r = withDamageMarked(input.report)
       const inserted = rowsOf<{ id: string }>(
         await db.execute(sql`insert into forensic_reports (account_id, domain_id, message_id, content_hash, arrival_at,
             source_ip, reported_domain, auth_failure, delivery_result, redacted, report, received_at)
@@ -111,7 +111,7 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
       messageId: string | null
       report: TlsRptReport
     }): Promise<{ status: 'stored' | 'duplicate'; id: number }> {
-      const r = withoutNul(input.report)
+      const r = withDamageMarked(input.report)
       const success = r.policies.reduce((s, p) => s + p.totalSuccessfulSessionCount, 0)
       const failure = r.policies.reduce((s, p) => s + p.totalFailureSessionCount, 0)
       const inserted = rowsOf<{ id: string }>(

@@ -335,4 +335,31 @@ describe('values PostgreSQL refuses', () => {
     )
     expect(rows[0]!.organization).toBe('Company\uFFFD-X')
   })
+
+  // Found by a hostile-input sweep: a lone surrogate's escape was a 500 (jsonb refuses `\ud800`),
+  // and inline processing left a job failing on every retry; other controls were stored as sent.
+  test('a lone surrogate or a control character in a TLS-RPT report is stored as U+FFFD, on both routes', async () => {
+    const json = JSON.parse(new TextDecoder().decode(await bytes(TLS)))
+    const text = (id: string) =>
+      JSON.stringify({ ...json, 'organization-name': 'O\ud800rg\u0007', 'report-id': id })
+    const inline = await upload(new TextEncoder().encode(text('lone-inline')), {
+      type: 'application/tlsrpt+json',
+    })
+    expect(inline.status).toBe(201)
+    expect(inline.body.data.reports[0]).toMatchObject({ status: 'stored', kind: 'tls-rpt' })
+    const direct = await t.app.handle(
+      new Request('http://localhost/api/v1/ingest/tls-rpt', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/tlsrpt+gzip' },
+        body: Bun.gzipSync(new TextEncoder().encode(text('lone-direct'))),
+      }),
+    )
+    expect(direct.status).toBe(201)
+    const rows = rowsOf<{ organization: string }>(
+      await db().execute(
+        sql`select organization from tls_reports where report_id in ('lone-inline', 'lone-direct')`,
+      ),
+    )
+    expect(rows.map((r) => r.organization)).toEqual(['O\uFFFDrg\uFFFD', 'O\uFFFDrg\uFFFD'])
+  })
 })

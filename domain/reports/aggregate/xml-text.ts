@@ -21,12 +21,18 @@ export const EMPTY_TEXT: XmlText = { source: '', start: 0, end: 0, decoded: true
 const REFERENCE = /&(?:#([0-9]{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" }
 
+/** C0 controls but TAB, LF and CR, and DEL: damage in a value (XML 1.0 §2.2 Char excludes the C0 ones). */
+const isControl = (c: number) => (c < 32 && c !== 9 && c !== 10 && c !== 13) || c === 127
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it marks
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g
+
 function replaceReference(whole: string, decimal?: string, hex?: string, name?: string): string {
   if (name !== undefined) return PREDEFINED[name] ?? whole
   const code = decimal !== undefined ? Number.parseInt(decimal, 10) : Number.parseInt(hex ?? '', 16)
-  // XML 1.0 §2.2 Char: no NUL, no surrogates, nothing past U+10FFFF. A bad reference is damage in
-  // one value, not a reason to drop the report: it becomes U+FFFD, like an invalid UTF-8 byte.
-  if (code === 0 || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return '\uFFFD'
+  // XML 1.0 §2.2 Char: no C0 control but TAB, LF and CR, no surrogates, nothing past U+10FFFF. A
+  // bad reference is damage in one value, not a reason to drop the report: it becomes U+FFFD, like
+  // an invalid UTF-8 byte. DEL is a Char, but the API refuses it in text (docs/api.md): marked too.
+  if (isControl(code) || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return '\uFFFD'
   return String.fromCodePoint(code)
 }
 
@@ -100,7 +106,7 @@ function read(text: XmlText, lower: boolean): string {
   let hash = end - start
   for (let i = start; i < end; i++) {
     const c = source.charCodeAt(i)
-    if (c === 38 || c === 13 || (lower && c >= 65 && c <= 90)) {
+    if (c === 38 || c < 32 || c === 127 || (lower && c >= 65 && c <= 90)) {
       plain = false
       break
     }
@@ -112,6 +118,9 @@ function read(text: XmlText, lower: boolean): string {
       : source.slice(start, end)
   let value = source.slice(start, end)
   if (!text.decoded) value = decodeText(value).trim()
+  // A raw control character (XML 1.0 §2.2 excludes the C0 ones but TAB, LF and CR) is damage in
+  // the value, as a bad reference is (replaceReference). TAB and LF inside a value stay.
+  value = value.replace(CONTROLS, '\uFFFD')
   // toLowerCase() returns its input when there is nothing to lower (a decoded value that held only
   // an unknown `&`), which may still be a slice of the chunk.
   return lower ? value.toLowerCase() : value

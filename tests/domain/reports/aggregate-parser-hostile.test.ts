@@ -206,6 +206,23 @@ describe('bad input never throws', () => {
     expect(records[0]!.headerFrom).toBe('exa\uFFFDmple.com')
   })
 
+  // Found by a hostile-input sweep: other control characters were stored as they came.
+  test('raw and referenced control characters read as U+FFFD; TAB and LF inside a value stay', async () => {
+    const xml = report()
+      .replace('<org_name>Example</org_name>', '<org_name>Ev\u0001il\u007f&#1;&#x1F;&#127;</org_name>')
+      .replace('<report_id>r1</report_id>', '<report_id>r\u001b1</report_id>')
+      .replace('<report_id>', '<extra_contact_info>line one\n\tline two</extra_contact_info><report_id>')
+    const { events, error } = await collect(parseAggregateReport([utf8(xml)]))
+    expect(error).toBeNull()
+    const metadata = events.find((e) => e.type === 'metadata') as {
+      metadata: { orgName: string; reportId: string; extraContactInfo?: string | null }
+    }
+    expect(metadata.metadata.orgName).toBe('Ev\uFFFDil\uFFFD\uFFFD\uFFFD\uFFFD')
+    expect(metadata.metadata.reportId).toBe('r\uFFFD1')
+    expect(metadata.metadata.extraContactInfo).toBe('line one\n\tline two')
+    expect(JSON.stringify(events)).not.toMatch(/\\u00[01]|\u007f/)
+  })
+
   test('nothing after </feedback> is read', async () => {
     let pulledAfter = false
     const source = (async function* () {
