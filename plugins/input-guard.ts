@@ -1,7 +1,13 @@
 import { Elysia } from 'elysia'
 import './formats.ts'
 import { assertWellFormed } from './body-limit.ts'
-import { findUnsafeJson, findUnsafePairs, unsafeInputFailure } from './input-rules.ts'
+import {
+  findLooseNumbers,
+  findUnsafeJson,
+  findUnsafePairs,
+  rawPathParams,
+  unsafeInputFailure,
+} from './input-rules.ts'
 
 const isForm = (request: Request) =>
   /^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')
@@ -11,12 +17,16 @@ const isForm = (request: Request) =>
  * already checked while parsing (plugins/body-limit.ts); here the query, path and form bodies are.
  */
 export const inputGuard = new Elysia({ name: 'input-guard' })
-  .onBeforeHandle({ as: 'global' }, ({ request, params, body }) => {
+  .onBeforeHandle({ as: 'global' }, ({ request, params, body, query, route }) => {
     // The raw query, not Elysia's parsed one: a `__proto__` key would not survive parsing.
-    const search = new URL(request.url).searchParams
+    const url = new URL(request.url)
+    const search = url.searchParams
     const problem =
       findUnsafePairs(search, { repeatable: false }) ??
       findUnsafeJson(params ?? null, 'path') ??
+      // Numbers as written, against what validation coerced them to.
+      findLooseNumbers(search, query as Record<string, unknown> | undefined) ??
+      findLooseNumbers(rawPathParams(route, url.pathname), params as Record<string, unknown> | undefined) ??
       // Form bodies keep repeated keys: several checkboxes share a name.
       (typeof body === 'string' && isForm(request)
         ? findUnsafePairs(new URLSearchParams(body), { repeatable: true })

@@ -110,6 +110,48 @@ export function findUnsafePairs(
   return null
 }
 
+/** Plain decimal notation: how a number in a query or a path is written. */
+const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/
+
+/**
+ * The first query or path value that validation took as a number though its text does not plainly
+ * say that number. Elysia coerces with Number(), which reads ` 1`, `1\t`, `0x10`, `0o7` and `0b1`,
+ * and rounds `1.0000000000000001` to the whole number 1 (found by a hostile-input sweep).
+ */
+export function findLooseNumbers(
+  raw: Iterable<readonly [string, string]>,
+  coerced: Record<string, unknown> | null | undefined,
+): InputProblem | null {
+  if (coerced === null || coerced === undefined) return null
+  for (const [key, text] of raw) {
+    if (!Object.hasOwn(coerced, key) || typeof coerced[key] !== 'number') continue
+    const value = coerced[key] as number
+    if (!PLAIN_NUMBER.test(text) || (Number.isInteger(value) && /\.\d*[1-9]/.test(text)))
+      return {
+        field: quoted(key),
+        message: `The ${quoted(key)} field must be a number written in decimal digits.`,
+      }
+  }
+  return null
+}
+
+/** A path's parameters as written, by the route's `:name` segments (undecodable ones left out). */
+export function rawPathParams(route: string, pathname: string): [string, string][] {
+  const names = route.split('/')
+  const segments = pathname.split('/')
+  if (names.length !== segments.length) return []
+  const pairs: [string, string][] = []
+  names.forEach((name, i) => {
+    if (!name.startsWith(':')) return
+    try {
+      pairs.push([name.slice(1).replace(/\?$/, ''), decodeURIComponent(segments[i]!)])
+    } catch {
+      // Not valid percent-encoded UTF-8: the route's own validation answers for it.
+    }
+  })
+  return pairs
+}
+
 export function unsafeInputFailure(problem: InputProblem): FailureError {
   return new FailureError({
     code: 'validation_failed',

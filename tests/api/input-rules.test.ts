@@ -75,6 +75,32 @@ describe('integers are bounded in their schemas', () => {
   })
 })
 
+// Found by a hostile-input sweep: Elysia coerces with Number(), which read white space, hex,
+// octal and binary, and rounded a long fraction to a whole number (plugins/input-rules.ts).
+describe('numbers in a query or a path are written in decimal digits', () => {
+  test.each([
+    ['/api/v1/domains?page=%0A1', 'page'],
+    ['/api/v1/domains?page=1%09', 'page'],
+    ['/api/v1/domains?page=%201', 'page'],
+    ['/api/v1/domains?page=0x10', 'page'],
+    ['/api/v1/domains?page=0b1', 'page'],
+    ['/api/v1/domains?page=1.0000000000000001', 'page'],
+    ['/api/v1/organizations/%0B1/domains', 'group'],
+    ['/api/v1/organizations/0x10/domains', 'group'],
+    ['/api/v1/domains/rules.example/reports/0o7', 'id'],
+    ['/api/v1/domains/rules.example/reports/%0A7', 'id'],
+  ])('GET %s is a 400 on %s', async (path, field) => {
+    const body = await expectField('GET', path, field)
+    expect(body.errors[field]![0]).toMatch(/decimal digits|whole number|control characters/)
+  })
+
+  test('plain numbers still pass', async () => {
+    expect((await call('GET', '/api/v1/domains?page=1')).status).toBe(200)
+    expect((await call('GET', '/api/v1/domains?page=2&per_page=10')).status).toBe(200)
+    expect((await call('GET', '/api/v1/domains/rules.example/reports/7')).status).toBe(404)
+  })
+})
+
 describe('control characters are refused in text', () => {
   test('NUL in an organization name is a 400 on name (PostgreSQL refuses NUL in text)', async () => {
     const body = await expectField(
