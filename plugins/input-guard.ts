@@ -3,6 +3,8 @@ import './formats.ts'
 import { assertWellFormed } from './body-limit.ts'
 import {
   findLooseNumbers,
+  findUndecodable,
+  findUndecodablePath,
   findUnsafeJson,
   findUnsafePairs,
   rawPathParams,
@@ -21,16 +23,18 @@ export const inputGuard = new Elysia({ name: 'input-guard' })
     // The raw query, not Elysia's parsed one: a `__proto__` key would not survive parsing.
     const url = new URL(request.url)
     const search = url.searchParams
+    const form = typeof body === 'string' && isForm(request)
     const problem =
+      findUndecodable(url.search.slice(1), 'query') ??
+      findUndecodablePath(route, url.pathname) ??
+      (form ? findUndecodable(body, 'body') : null) ??
       findUnsafePairs(search, { repeatable: false }) ??
       findUnsafeJson(params ?? null, 'path') ??
       // Numbers as written, against what validation coerced them to.
       findLooseNumbers(search, query as Record<string, unknown> | undefined) ??
       findLooseNumbers(rawPathParams(route, url.pathname), params as Record<string, unknown> | undefined) ??
       // Form bodies keep repeated keys: several checkboxes share a name.
-      (typeof body === 'string' && isForm(request)
-        ? findUnsafePairs(new URLSearchParams(body), { repeatable: true })
-        : null)
+      (form ? findUnsafePairs(new URLSearchParams(body), { repeatable: true }) : null)
     if (problem) throw unsafeInputFailure(problem)
     // Routes without the auth macros have not looked at the parse result yet.
     assertWellFormed(body)

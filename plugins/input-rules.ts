@@ -110,6 +110,31 @@ export function findUnsafePairs(
   return null
 }
 
+const decoded = (text: string): string | null => {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '))
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The first key or value of raw `a=b&c=d` text (a query string, a form body) that is not
+ * percent-encoded UTF-8 (`%ff`, an encoded surrogate `%ed%a0%80`). URLSearchParams reads such bytes
+ * as U+FFFD, so the text would be stored changed; the JSON API refuses a lone surrogate the same way.
+ */
+export function findUndecodable(raw: string, part: string): InputProblem | null {
+  for (const pair of raw.split('&')) {
+    const equals = pair.indexOf('=')
+    const key = decoded(equals < 0 ? pair : pair.slice(0, equals))
+    const message = (field: string) => `The ${field} field must be well-formed UTF-8 text.`
+    if (key === null) return { field: part, message: message(part) }
+    if (equals >= 0 && decoded(pair.slice(equals + 1)) === null)
+      return { field: quoted(key), message: message(quoted(key)) }
+  }
+  return null
+}
+
 /** Plain decimal notation: how a number in a query or a path is written. */
 const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/
 
@@ -143,13 +168,24 @@ export function rawPathParams(route: string, pathname: string): [string, string]
   const pairs: [string, string][] = []
   names.forEach((name, i) => {
     if (!name.startsWith(':')) return
-    try {
-      pairs.push([name.slice(1).replace(/\?$/, ''), decodeURIComponent(segments[i]!)])
-    } catch {
-      // Not valid percent-encoded UTF-8: the route's own validation answers for it.
-    }
+    const value = decoded(segments[i]!.replaceAll('+', '%2B'))
+    // Not percent-encoded UTF-8: findUndecodablePath answers for it.
+    if (value !== null) pairs.push([name.slice(1).replace(/\?$/, ''), value])
   })
   return pairs
+}
+
+/** The first path parameter (by the route's `:name` segments) that is not percent-encoded UTF-8. */
+export function findUndecodablePath(route: string, pathname: string): InputProblem | null {
+  const names = route.split('/')
+  const segments = pathname.split('/')
+  if (names.length !== segments.length) return null
+  for (const [i, name] of names.entries()) {
+    if (!name.startsWith(':') || decoded(segments[i]!.replaceAll('+', '%2B')) !== null) continue
+    const field = quoted(name.slice(1).replace(/\?$/, ''))
+    return { field, message: `The ${field} field must be well-formed UTF-8 text.` }
+  }
+  return null
 }
 
 export function unsafeInputFailure(problem: InputProblem): FailureError {

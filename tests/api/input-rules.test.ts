@@ -94,6 +94,13 @@ describe('numbers in a query or a path are written in decimal digits', () => {
     expect(body.errors[field]![0]).toMatch(/decimal digits|whole number|control characters/)
   })
 
+  test('a query value or a path segment that is not UTF-8 is a 400 on it', async () => {
+    await expectField('GET', '/api/v1/domains/%ff', 'name')
+    await expectField('GET', '/api/v1/domains?q=%ff', 'q')
+    await expectField('GET', '/api/v1/domains?q=%ed%a0%80', 'q')
+    expect((await call('GET', '/api/v1/domains?q=%C3%A9')).status).toBe(200)
+  })
+
   test('plain numbers still pass', async () => {
     expect((await call('GET', '/api/v1/domains?page=1')).status).toBe(200)
     expect((await call('GET', '/api/v1/domains?page=2&per_page=10')).status).toBe(200)

@@ -16,7 +16,8 @@ export interface FormClient {
   get(path: string, headers?: Record<string, string>): Promise<PageAnswer>
   post(
     path: string,
-    fields: Record<string, string>,
+    /** The form's fields, or its body as written (to send bytes URLSearchParams would re-encode). */
+    fields: Record<string, string> | string,
     options?: { origin?: string | null; referer?: string; headers?: Record<string, string> },
   ): Promise<PageAnswer>
   /** GET `path`, read its `_csrf` and POST the form to `action` (default: the same path). */
@@ -67,7 +68,8 @@ export function formClient(t: TestApp, base = t.config.publicUrl): FormClient {
       const sentOrigin = options.origin === undefined ? origin : options.origin
       if (sentOrigin !== null) headers.set('origin', sentOrigin)
       if (options.referer) headers.set('referer', options.referer)
-      return send('POST', path, new URLSearchParams(fields).toString(), headers)
+      const body = typeof fields === 'string' ? fields : new URLSearchParams(fields).toString()
+      return send('POST', path, body, headers)
     },
     async submit(path, fields, action = path) {
       const page = await client.get(path)

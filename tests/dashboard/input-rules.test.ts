@@ -47,6 +47,21 @@ test('a prototype-named form key or query key is the 400 page', async () => {
   refusedPage(await client.get('/domains?q=%00', html))
 })
 
+// Found by a hostile-input sweep: URLSearchParams reads bytes that are not UTF-8 as U+FFFD, and
+// the name was stored changed (plugins/input-rules.ts, findUndecodable).
+test('a form field or query value that is not UTF-8 is the 400 page and nothing is created', async () => {
+  const csrf = csrfOf((await client.get('/organizations')).html)
+  for (const name of ['X%ffY', 'Q%ed%a0%80Q']) {
+    const answer = await client.post('/organizations', `_csrf=${encodeURIComponent(csrf)}&name=${name}`, {
+      headers: html,
+    })
+    refusedPage(answer)
+    expect(answer.html).toContain('The name field must be well-formed UTF-8 text.')
+  }
+  expect((await client.get('/organizations')).html).not.toContain('\uFFFD')
+  refusedPage(await client.get('/domains?q=%ff', html))
+})
+
 test('line breaks in a multi-line field are kept', async () => {
   // The embed key's allowed origins: a textarea, one origin a line.
   const csrf = csrfOf((await client.get('/settings/api')).html)
