@@ -14,6 +14,29 @@ export async function processCpuSeconds(pid: number | 'self'): Promise<number | 
   }
 }
 
+/**
+ * CPU seconds a process's JavaScriptCore compiler threads (named JITWorker) have used so far: the
+ * JIT's share of the process's CPU, which is large for a minute or so after a start under load
+ * (docs/ingestion.md, "The JIT's share of a fresh service's CPU").
+ */
+export async function jitCpuSeconds(pid: number | 'self'): Promise<number | null> {
+  try {
+    const { readdir } = await import('node:fs/promises')
+    let ticks = 0
+    for (const task of await readdir(`/proc/${pid}/task`)) {
+      const stat = await Bun.file(`/proc/${pid}/task/${task}/stat`)
+        .text()
+        .catch(() => '')
+      if (!stat.includes('(JITWorker)')) continue
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    }
+    return ticks / 100
+  } catch {
+    return null
+  }
+}
+
 /** CPU seconds all cores have spent busy so far (everything but idle and I/O wait). */
 export async function machineBusySeconds(): Promise<number | null> {
   try {
@@ -35,18 +58,26 @@ export async function cpuSince<K extends string>(pids: Record<K, number | 'self'
   const read = async () => ({
     machine: await machineBusySeconds(),
     processes: await Promise.all(names.map((name) => processCpuSeconds(pids[name]))),
+    jit: await Promise.all(names.map((name) => jitCpuSeconds(pids[name]))),
   })
   const start = await read()
   const since = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? null : b - a
   return {
-    async stop(): Promise<{ machine: number | null; processes: Record<K, number | null> }> {
+    async stop(): Promise<{
+      machine: number | null
+      processes: Record<K, number | null>
+      /** Of each process's CPU, its JIT compiler threads' (jitCpuSeconds). */
+      jit: Record<K, number | null>
+    }> {
       const end = await read()
       const processes = {} as Record<K, number | null>
+      const jit = {} as Record<K, number | null>
       names.forEach((name, i) => {
         processes[name] = since(start.processes[i], end.processes[i])
+        jit[name] = since(start.jit[i], end.jit[i])
       })
-      return { machine: since(start.machine, end.machine), processes }
+      return { machine: since(start.machine, end.machine), processes, jit }
     },
   }
 }
