@@ -2,8 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import type { DnsRecord } from '../../../domain/dns/ports.ts'
 import { checkPublicHost, isPublicAddress } from '../../../infrastructure/http/address-guard.ts'
 import { createGuardedClient } from '../../../infrastructure/http/guarded-client.ts'
-import type { OutboundError } from '../../../infrastructure/http/outbound-error.ts'
 import { a, memoryDns } from '../../support/memory-dns.ts'
+import { failureOf } from './failure-of.ts'
 
 // The SSRF rules (infrastructure/http/address-guard.ts, docs/outbound-http.md): only globally
 // reachable addresses, per the IANA IPv4 and IPv6 Special-Purpose Address Registries. Each refused
@@ -180,14 +180,6 @@ describe('the guarded client refuses them before connecting', () => {
     connectTimeoutMs: 2_000,
     totalTimeoutMs: 5_000,
   })
-  const failureOf = async (promise: Promise<unknown>): Promise<OutboundError> => {
-    try {
-      await promise
-    } catch (error) {
-      return error as OutboundError
-    }
-    throw new Error('expected the request to fail')
-  }
 
   test.each([
     'https://[::127.0.0.1]/',

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { asFetch } from '../../../infrastructure/http/fetch-adapter.ts'
 import { createGuardedClient, type OutboundPolicy } from '../../../infrastructure/http/guarded-client.ts'
-import type { OutboundError } from '../../../infrastructure/http/outbound-error.ts'
 import {
   type HostileServer,
   hugeAnswer,
@@ -13,6 +12,7 @@ import {
   stopAfterEach,
 } from '../../support/hostile-http.ts'
 import { a, memoryDns } from '../../support/memory-dns.ts'
+import { failureOf } from './failure-of.ts'
 
 // The one outbound HTTP client (docs/outbound-http.md) against real servers on loopback that
 // redirect to another origin, stall, stream 300 MB and answer junk.
@@ -28,14 +28,6 @@ const policy = (overrides: Partial<OutboundPolicy> = {}): OutboundPolicy => ({
   totalTimeoutMs: 5_000,
   ...overrides,
 })
-const failureOf = async (promise: Promise<unknown>): Promise<OutboundError> => {
-  try {
-    await promise
-  } catch (error) {
-    return error as OutboundError
-  }
-  throw new Error('expected the request to fail')
-}
 const json = () => started(serve(() => Response.json({ ok: true })))
 
 test('a plain answer: status, headers and the body as text and JSON', async () => {
