@@ -26,7 +26,9 @@ export const inputGuard = new Elysia({ name: 'input-guard' })
     const form = typeof body === 'string' && isForm(request)
     const problem =
       findUndecodable(url.search.slice(1), 'query') ??
-      findUndecodablePath(route, url.pathname) ??
+      // The API names the field; a dashboard page answers an undecodable address as it answers any
+      // unknown one (its 404 page, or the invalid-link page of a sign-in or invitation link).
+      (url.pathname.startsWith('/api/') ? findUndecodablePath(route, url.pathname) : null) ??
       (form ? findUndecodable(body, 'body') : null) ??
       findUnsafePairs(search, { repeatable: false }) ??
       findUnsafeJson(params ?? null, 'path') ??
