@@ -24,17 +24,18 @@ export const inputGuard = new Elysia({ name: 'input-guard' })
     const url = new URL(request.url)
     const search = url.searchParams
     const form = typeof body === 'string' && isForm(request)
+    const pathParams = rawPathParams(route, url.pathname)
     const problem =
       findUndecodable(url.search.slice(1), 'query') ??
       // The API names the field; a dashboard page answers an undecodable address as it answers any
       // unknown one (its 404 page, or the invalid-link page of a sign-in or invitation link).
-      (url.pathname.startsWith('/api/') ? findUndecodablePath(route, url.pathname) : null) ??
+      (url.pathname.startsWith('/api/') ? findUndecodablePath(pathParams) : null) ??
       (form ? findUndecodable(body, 'body') : null) ??
       findUnsafePairs(search, { repeatable: false }) ??
       findUnsafeJson(params ?? null, 'path') ??
       // Numbers as written, against what validation coerced them to.
       findLooseNumbers(search, query as Record<string, unknown> | undefined) ??
-      findLooseNumbers(rawPathParams(route, url.pathname), params as Record<string, unknown> | undefined) ??
+      findLooseNumbers(pathParams, params as Record<string, unknown> | undefined) ??
       // Form bodies keep repeated keys: several checkboxes share a name.
       (form ? findUnsafePairs(new URLSearchParams(body), { repeatable: true }) : null)
     if (problem) throw unsafeInputFailure(problem)

@@ -110,13 +110,19 @@ export function findUnsafePairs(
   return null
 }
 
-const decoded = (text: string): string | null => {
+/** Percent-decoded UTF-8, or null; in a query or form `+` is a space, in a path it is itself. */
+const decoded = (text: string, plusIsSpace = true): string | null => {
   try {
-    return decodeURIComponent(text.replaceAll('+', ' '))
+    return decodeURIComponent(plusIsSpace ? text.replaceAll('+', ' ') : text)
   } catch {
     return null
   }
 }
+
+const notUtf8 = (field: string): InputProblem => ({
+  field,
+  message: `The ${field} field must be well-formed UTF-8 text.`,
+})
 
 /**
  * The first key or value of raw `a=b&c=d` text (a query string, a form body) that is not
@@ -127,10 +133,8 @@ export function findUndecodable(raw: string, part: string): InputProblem | null 
   for (const pair of raw.split('&')) {
     const equals = pair.indexOf('=')
     const key = decoded(equals < 0 ? pair : pair.slice(0, equals))
-    const message = (field: string) => `The ${field} field must be well-formed UTF-8 text.`
-    if (key === null) return { field: part, message: message(part) }
-    if (equals >= 0 && decoded(pair.slice(equals + 1)) === null)
-      return { field: quoted(key), message: message(quoted(key)) }
+    if (key === null) return notUtf8(part)
+    if (equals >= 0 && decoded(pair.slice(equals + 1)) === null) return notUtf8(quoted(key))
   }
   return null
 }
@@ -144,13 +148,13 @@ const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/
  * and rounds `1.0000000000000001` to the whole number 1 (found by a hostile-input sweep).
  */
 export function findLooseNumbers(
-  raw: Iterable<readonly [string, string]>,
+  raw: Iterable<readonly [string, string | null]>,
   coerced: Record<string, unknown> | null | undefined,
 ): InputProblem | null {
   if (coerced === null || coerced === undefined) return null
   for (const [key, text] of raw) {
-    if (!Object.hasOwn(coerced, key) || typeof coerced[key] !== 'number') continue
-    const value = coerced[key] as number
+    const value = Object.hasOwn(coerced, key) ? coerced[key] : undefined
+    if (typeof value !== 'number' || text === null) continue
     if (!PLAIN_NUMBER.test(text) || (Number.isInteger(value) && /\.\d*[1-9]/.test(text)))
       return {
         field: quoted(key),
@@ -160,32 +164,25 @@ export function findLooseNumbers(
   return null
 }
 
-/** A path's parameters as written, by the route's `:name` segments (undecodable ones left out). */
-export function rawPathParams(route: string, pathname: string): [string, string][] {
+/**
+ * A path's parameters as written, by the route's `:name` segments: each name with its decoded
+ * text, or null where the segment is not percent-encoded UTF-8.
+ */
+export function rawPathParams(route: string, pathname: string): [string, string | null][] {
   const names = route.split('/')
   const segments = pathname.split('/')
   if (names.length !== segments.length) return []
-  const pairs: [string, string][] = []
-  names.forEach((name, i) => {
-    if (!name.startsWith(':')) return
-    const value = decoded(segments[i]!.replaceAll('+', '%2B'))
-    // Not percent-encoded UTF-8: findUndecodablePath answers for it.
-    if (value !== null) pairs.push([name.slice(1).replace(/\?$/, ''), value])
-  })
-  return pairs
+  return names.flatMap((name, i) =>
+    name.startsWith(':')
+      ? [[name.slice(1).replace(/\?$/, ''), decoded(segments[i]!, false)] as [string, string | null]]
+      : [],
+  )
 }
 
-/** The first path parameter (by the route's `:name` segments) that is not percent-encoded UTF-8. */
-export function findUndecodablePath(route: string, pathname: string): InputProblem | null {
-  const names = route.split('/')
-  const segments = pathname.split('/')
-  if (names.length !== segments.length) return null
-  for (const [i, name] of names.entries()) {
-    if (!name.startsWith(':') || decoded(segments[i]!.replaceAll('+', '%2B')) !== null) continue
-    const field = quoted(name.slice(1).replace(/\?$/, ''))
-    return { field, message: `The ${field} field must be well-formed UTF-8 text.` }
-  }
-  return null
+/** The first path parameter that is not percent-encoded UTF-8 (rawPathParams). */
+export function findUndecodablePath(params: readonly [string, string | null][]): InputProblem | null {
+  const bad = params.find(([, text]) => text === null)
+  return bad === undefined ? null : notUtf8(quoted(bad[0]))
 }
 
 export function unsafeInputFailure(problem: InputProblem): FailureError {
