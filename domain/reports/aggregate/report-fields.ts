@@ -151,12 +151,19 @@ export const MAX_REPORT_TIME = 4_102_444_800
 
 function checkTime(path: string, value: string | null): AggregateParseError | null {
   if (value === null) return missing(path)
-  if (!/^[0-9]{1,15}$/.test(value)) {
+  // Seconds, optionally with a fraction: NetEase (163.com, 126.com, yeah.net) writes `1337270400.0`,
+  // and OpenDMARC's own tests read it; the fraction is dropped (unixSeconds).
+  if (!/^[0-9]{1,15}(\.[0-9]{1,9})?$/.test(value)) {
     return { code: 'invalid_value', message: `${path} ${JSON.stringify(value)} is not a Unix time` }
   }
   if (Number(value) <= MAX_REPORT_TIME) return null
   const message = `${path} ${value} is after 2100-01-01 (milliseconds instead of seconds?)`
   return { code: 'invalid_value', message }
+}
+
+/** A checked begin/end (checkTime) as whole seconds. */
+function unixSeconds(value: string | null): number {
+  return Math.trunc(Number(value))
 }
 
 /** RFC 7489 Appendix C: org_name, report_id and date_range are required (org_name may be empty). */
@@ -166,7 +173,7 @@ export function checkMetadata(meta: MetadataDraft): AggregateParseError | null {
   const invalid =
     checkTime('report_metadata/date_range/begin', meta.begin) ??
     checkTime('report_metadata/date_range/end', meta.end)
-  if (invalid !== null || Number(meta.end) >= Number(meta.begin)) return invalid
+  if (invalid !== null || unixSeconds(meta.end) >= unixSeconds(meta.begin)) return invalid
   // A range that ends before it begins covers no time: the report cannot be placed in any period.
   const message = `report_metadata/date_range/end ${meta.end} is before begin ${meta.begin}`
   return { code: 'invalid_value', message }
@@ -210,8 +217,8 @@ export function buildMetadata(
     email: own(meta.email),
     extraContactInfo: own(meta.extraContactInfo),
     reportId: own(meta.reportId ?? ''),
-    begin: Number(meta.begin),
-    end: Number(meta.end),
+    begin: unixSeconds(meta.begin),
+    end: unixSeconds(meta.end),
     errors: meta.errors.map(own),
     generator: own(meta.generator),
     policy: {

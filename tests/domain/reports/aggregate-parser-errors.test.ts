@@ -198,6 +198,26 @@ describe('tolerated and recovered', () => {
     }
   })
 
+  test('times with a fraction (NetEase writes 1337270400.0) are read as whole seconds', async () => {
+    const dates = (begin: string, end: string) =>
+      report({
+        metadata: META(
+          `<org_name>163.com</org_name><report_id>r</report_id><date_range><begin>${begin}</begin><end>${end}</end></date_range>`,
+        ),
+      })
+    const { metadata } = await parse(dates('1337270400.0', '1337356799.0'))
+    expect(metadata).toMatchObject({ begin: 1337270400, end: 1337356799 })
+    // Two fractions of one second are one time, not a range that ends before it begins.
+    expect((await parse(dates('100.9', '100.1'))).metadata).toMatchObject({ begin: 100, end: 100 })
+    for (const bad of ['1.2.3', '1.', '.5', '1e9', '1,5']) {
+      const { error } = await parse(dates(bad, '2000000000'))
+      expect(error).toEqual({
+        code: 'invalid_value',
+        message: `report_metadata/date_range/begin ${JSON.stringify(bad)} is not a Unix time`,
+      })
+    }
+  })
+
   test('metadata in any order (estadocuenta sample: report_id before org_name)', async () => {
     const xml = report({
       metadata: `<policy_published><domain>example.com</domain></policy_published>
