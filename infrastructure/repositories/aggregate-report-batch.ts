@@ -4,6 +4,7 @@ import type { HeldReport } from '../../domain/ingest/report-batch.ts'
 import { createRollupAccumulator, failingSources } from '../../domain/reports/report-rollup.ts'
 import { type AggregateWriteResult, reportDay } from '../../domain/reports/store-aggregate.ts'
 import type { Logger } from '../../domain/shared/logger.ts'
+import { withDamageMarked } from '../db/damaged-text.ts'
 import type { Database } from '../db/database.ts'
 import { triggerReportAlerts } from '../queue/alert-triggers.ts'
 import { STORE_BATCH } from './aggregate-report-batch-sql.ts'
@@ -123,7 +124,7 @@ async function markProcessed(tx: SqlTx, marks: MessageMark[], now: Date) {
   if (marks.length === 0) return
   await tx.query(MARK_PROCESSED, [
     pgArray(marks.map((m) => m.id)),
-    pgArray(marks.map((m) => JSON.stringify(m.outcome))),
+    pgArray(marks.map((m) => JSON.stringify(withDamageMarked(m.outcome)))),
     now.toISOString(),
   ])
 }

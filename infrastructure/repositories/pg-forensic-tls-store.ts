@@ -7,6 +7,7 @@ import type {
 } from '../../domain/reports/failure-tls-reads.ts'
 import type { ForensicReport } from '../../domain/reports/forensic.ts'
 import type { TlsRptReport } from '../../domain/reports/tls-rpt.ts'
+import type { TlsSessions } from '../../domain/reports/tls-sessions.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { withDamageMarked } from '../db/damaged-text.ts'
 import { type Db, rowsOf } from '../db/database.ts'
@@ -110,10 +111,10 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
       domainId: number
       messageId: string | null
       report: TlsRptReport
+      sessions: TlsSessions
     }): Promise<{ status: 'stored' | 'duplicate'; id: number }> {
       const r = withDamageMarked(input.report)
-      const success = r.policies.reduce((s, p) => s + p.totalSuccessfulSessionCount, 0)
-      const failure = r.policies.reduce((s, p) => s + p.totalFailureSessionCount, 0)
+      const { successful: success, failed: failure } = input.sessions
       const inserted = rowsOf<{ id: string }>(
         await db.execute(sql`insert into tls_reports (account_id, domain_id, message_id, organization, report_id,
             begin_at, end_at, success_count, failure_count, report, received_at)
@@ -165,9 +166,11 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
             count(*)::int as reports from tls_reports where ${range}`),
         db.execute(sql`select to_char(begin_at::date, 'YYYY-MM-DD') as day, sum(success_count) as success,
             sum(failure_count) as failure from tls_reports where ${range} group by 1 order by 1`),
+        // Not an sts policy beside a tlsa one: its sessions are the tlsa one's (domain/reports/tls-sessions.ts).
         db.execute(sql`select fd->>'resultType' as result_type, sum((fd->>'failedSessionCount')::bigint) as sessions
           from tls_reports, jsonb_array_elements(report->'policies') p, jsonb_array_elements(p->'failureDetails') fd
-          where ${range} group by 1 order by 2 desc limit 20`),
+          where ${range} and not (p->>'policyType' = 'sts' and report->'policies' @> '[{"policyType": "tlsa"}]')
+          group by 1 order by 2 desc limit 20`),
         db.execute(sql`select id, organization, report_id, begin_at, end_at, success_count, failure_count
           from tls_reports where ${range} order by begin_at desc limit 50`),
       ])

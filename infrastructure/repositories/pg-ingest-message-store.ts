@@ -4,6 +4,7 @@ import type { IngestMessageStore, NewIngestMessage } from '../../domain/ingest/a
 import type { JobMessageStore, StoredMessage } from '../../domain/ingest/ports.ts'
 import type { QuarantinedMessage, QuarantineStore } from '../../domain/ingest/quarantine.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
+import { markedText, withDamageMarked } from '../db/damaged-text.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { accounts } from '../db/schema/accounts.ts'
 import { ingestMessagePieces, ingestMessages } from '../db/schema/reports.ts'
@@ -189,7 +190,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
         set status = 'processed', outcome = v.outcome, processed_at = ${now.toISOString()}::timestamptz,
           quarantine_code = null, quarantine_reason = null
         from unnest(${pgArray(items.map((i) => i.id))}::uuid[],
-          ${pgArray(items.map((i) => JSON.stringify(i.outcome)))}::jsonb[]) as v(id, outcome)
+          ${pgArray(items.map((i) => JSON.stringify(withDamageMarked(i.outcome))))}::jsonb[]) as v(id, outcome)
         where m.id = v.id`)
     },
 
@@ -201,7 +202,7 @@ export function pgIngestMessageStore(db: Db, boss: PgBoss | null) {
           .set({
             status: 'quarantined',
             quarantineCode: reason.code,
-            quarantineReason: reason.message,
+            quarantineReason: markedText(reason.message),
             quarantineDomain: waitsFor,
             processedAt: now,
           })

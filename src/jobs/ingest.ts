@@ -131,11 +131,13 @@ function toPayload(deps: MessageJobDeps, payload: ReportPayload, threaded = fals
           name,
         })
         if (!stored.ok) return { status: 'quarantine', reason: stored.reason }
+        // The part for a domain still unverified makes the message wait; the rest is stored.
+        if (stored.waiting !== null) return { status: 'quarantine', reason: stored.waiting }
         return {
           status: stored.status,
           id: stored.id,
           kind: 'tls-rpt',
-          detail: { report_id: stored.reportId, domain: stored.domain },
+          detail: { report_id: stored.reportId, domain: stored.domain, reporter: stored.reporter },
         }
       },
     }
