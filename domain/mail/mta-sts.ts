@@ -1,6 +1,6 @@
 import type { DnsResolver } from '../dns/ports.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
-import { lookupVersionedRecord } from './versioned-record.ts'
+import { lookupVersionedRecord, trimWsp } from './versioned-record.ts'
 
 // MTA-STS (RFC 8461): the `_mta-sts` TXT record (§3.1) and the policy file (§3.2). Fetching
 // https://mta-sts.<domain>/.well-known/mta-sts.txt is I/O and belongs to infrastructure; this
@@ -84,7 +84,7 @@ export function parseMtaStsRecord(txt: string): MtaStsRecordParse {
   const extensions: Record<string, string> = {}
   const fields = txt.split(';').slice(1)
   for (const [index, raw] of fields.entries()) {
-    const field = raw.replace(/^[ \t]+|[ \t]+$/g, '')
+    const field = trimWsp(raw)
     if (field === '' && index === fields.length - 1) continue
     const eq = field.indexOf('=')
     const name = field.slice(0, Math.max(eq, 0))

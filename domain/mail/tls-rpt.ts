@@ -1,6 +1,6 @@
 import type { DnsResolver } from '../dns/ports.ts'
 import type { Finding, Severity } from '../shared/finding.ts'
-import { lookupVersionedRecord } from './versioned-record.ts'
+import { lookupVersionedRecord, trimWsp } from './versioned-record.ts'
 
 // SMTP TLS Reporting (RFC 8460 §3): the `_smtp._tls.<domain>` TXT record.
 
@@ -56,7 +56,7 @@ export function parseTlsRptRecord(txt: string): TlsRptParse {
   const extensions: Record<string, string> = {}
   const fields = txt.split(';').slice(1)
   for (const [index, raw] of fields.entries()) {
-    const field = raw.replace(/^[ \t]+|[ \t]+$/g, '')
+    const field = trimWsp(raw)
     if (field === '' && index === fields.length - 1) continue
     const eq = field.indexOf('=')
     const name = eq < 0 ? '' : field.slice(0, eq)

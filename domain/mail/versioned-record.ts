@@ -6,6 +6,19 @@ import type { Finding, Severity } from '../shared/finding.ts'
 // version tag: TXT records without it are discarded, and anything but exactly one left means the
 // domain publishes none. One lookup for all three; each protocol brings its parser and wording.
 
+/**
+ * A tag-list field without the WSP around it (RFC 8461 §3.1, RFC 8460 §3: `*WSP` on both sides of
+ * a field). A loop, not `/^[ \t]+|[ \t]+$/g`: the second branch is tried from every position of a
+ * run of blanks, which is quadratic in a TXT record of any domain the public scanner is asked about.
+ */
+export function trimWsp(field: string): string {
+  let start = 0
+  let end = field.length
+  while (start < end && (field[start] === ' ' || field[start] === '\t')) start++
+  while (end > start && (field[end - 1] === ' ' || field[end - 1] === '\t')) end--
+  return field.slice(start, end)
+}
+
 export type CommonCode = 'lookup_failed' | 'no_record' | 'multiple_records'
 
 export type VersionedLookup<R, C extends string> =

@@ -229,12 +229,24 @@ function embeddedHeaderFields(text: string): HeaderField[] {
 
 function normalizeIp(value: string | null): string | null {
   if (value === null) return null
-  const cleaned = stripComments(value)
-    .replace(/^\[|\]$/g, '')
-    .replace(/^ipv6:/i, '')
-    .replace(/[.,;:]+$/, '')
+  const cleaned = withoutTrailingPunctuation(
+    stripComments(value)
+      .replace(/^\[|\]$/g, '')
+      .replace(/^ipv6:/i, ''),
+  )
   const ip = parseIp(cleaned)
   return ip === null ? null : formatIp(unmapIpv4(ip))
+}
+
+/**
+ * `value` without the periods, commas, semicolons and colons that end a sentence. A loop, not
+ * `/[.,;:]+$/`: that pattern is tried from every position of a long run of them and took 25 s on
+ * a 250,000-character Source-IP.
+ */
+function withoutTrailingPunctuation(value: string): string {
+  let end = value.length
+  while (end > 0 && '.,;:'.includes(value[end - 1]!)) end--
+  return value.slice(0, end)
 }
 
 function reportingMta(value: string | null): string | null {

@@ -26,11 +26,19 @@ export function parseHeaders(raw: Uint8Array): Map<string, string[]> {
   const headers = new Map<string, string[]>()
   const unfolded = headerBlock(raw).replace(/\r?\n[ \t]+/g, ' ')
   for (const line of unfolded.split(/\r?\n/)) {
-    const match = /^([!-9;-~]+):[ \t]*(.*?)\s*$/.exec(line)
-    if (!match) continue
-    const name = match[1]!.toLowerCase()
+    // The value is trimmed without a regex: `(.*?)\s*$` backtracks quadratically on a long run of
+    // white space inside a value, and this block is up to 256 KiB of a stranger's mail.
+    const field = /^([!-9;-~]+):/.exec(line)
+    if (!field) continue
+    const value = line
+      .slice(field[0].length)
+      .replace(/^[ \t]+/, '')
+      .trimEnd()
+    // A lone CR (or another line terminator) inside the value: not a header line.
+    if (/[\r\u2028\u2029]/.test(value)) continue
+    const name = field[1]!.toLowerCase()
     const values = headers.get(name) ?? []
-    values.push(match[2]!)
+    values.push(value)
     headers.set(name, values)
   }
   return headers
@@ -40,7 +48,9 @@ export function parseHeaders(raw: Uint8Array): Map<string, string[]> {
 export function firstAddress(value: string): string | null {
   const bracketed = /<([^<>\s]+@[^<>\s]+)>/.exec(value)
   if (bracketed) return bracketed[1]!
-  const bare = /[^\s<>,;:"()]+@[^\s<>,;:"()]+/.exec(value)
+  // Tried only where a run of address characters begins (the lookbehind): from every position of a
+  // long run without `@`, the match took time quadratic in its length.
+  const bare = /(?<![^\s<>,;:"()])[^\s<>,;:"()]+@[^\s<>,;:"()]+/.exec(value)
   return bare ? bare[0] : null
 }
 

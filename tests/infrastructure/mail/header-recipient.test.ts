@@ -35,3 +35,24 @@ describe('headerRecipient', () => {
     expect(firstAddress('undisclosed-recipients:;')).toBeNull()
   })
 })
+
+describe('hostile header lengths (read in linear time)', () => {
+  // Before: `(.*?)\s*$` per line and an unanchored address pattern took 16-17 s on these.
+  const N = 200_000
+  test('a To header of a long run without an @', () => {
+    const start = performance.now()
+    expect(headerRecipient(bytes(`To: ${'a'.repeat(N)}\r\n\r\nbody`))).toBeNull()
+    expect(performance.now() - start).toBeLessThan(500)
+  })
+
+  test('a header value with a long run of blanks inside', () => {
+    const start = performance.now()
+    const raw = bytes(`X-Junk: a${' '.repeat(N)}b\r\nTo: <r@reports.test>  \r\n\r\n`)
+    expect(headerRecipient(raw)).toBe('r@reports.test')
+    expect(performance.now() - start).toBeLessThan(500)
+  })
+
+  test('a lone CR inside a value still makes the line no header', () => {
+    expect(headerRecipient(bytes('To: a@x.test\rjunk\r\nX-Original-To: b@y.test\r\n\r\n'))).toBe('b@y.test')
+  })
+})
