@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { getDomain } from 'tldts'
+import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
 import type { DomainMatch } from '../../domain/ingest/process-message.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 
@@ -14,7 +15,11 @@ export async function resolveReportDomain(
   accountId: string,
   policyDomain: string,
 ): Promise<DomainMatch> {
-  const name = policyDomain.trim().toLowerCase().replace(/\.$/, '')
+  // Domains are stored as A-labels (docs/api.md); a reporter may write the U-label (`ß.de`) or
+  // full-width letters, which name the same domain. A name that is no host name is looked up as written.
+  const written = policyDomain.trim().toLowerCase().replace(/\.$/, '')
+  const normalized = /^[\x21-\x7e]*$/.test(written) ? null : normalizeDomainName(written)
+  const name = normalized?.ok ? normalized.name : written
   const org = getDomain(name, { allowPrivateDomains: true }) ?? name
   const rows = rowsOf<{ id: string; name: string; verified: boolean }>(
     await db.execute(sql`select id, name, verified_at is not null as verified from domains

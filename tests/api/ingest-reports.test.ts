@@ -363,3 +363,39 @@ describe('values PostgreSQL refuses', () => {
     expect(rows.map((r) => r.organization)).toEqual(['O\uFFFDrg\uFFFD', 'O\uFFFDrg\uFFFD'])
   })
 })
+
+describe('policy domains written as U-labels', () => {
+  test('a report for ß.de or full-width letters finds the domain stored as its A-label', async () => {
+    await addDomain('xn--zca.de')
+    const xml = new TextDecoder().decode(
+      await bytes(`${AGG}/aggregate/example.net!example.com!1529366400!1529452799.xml`),
+    )
+    const sharp = await upload(
+      new TextEncoder().encode(
+        xml
+          .replace(/<domain>example\.com<\/domain>/, '<domain>ß.de</domain>')
+          .replace('<report_id>', '<report_id>idn-'),
+      ),
+    )
+    expect(sharp.status).toBe(201)
+    expect(sharp.body.data.reports[0]).toMatchObject({ status: 'stored', domain: 'xn--zca.de' })
+    const wide = await upload(
+      new TextEncoder().encode(
+        xml
+          .replace(/<domain>example\.com<\/domain>/, '<domain>ＥＸＡＭＰＬＥ.com.</domain>')
+          .replace('<report_id>', '<report_id>wide-'),
+      ),
+    )
+    expect(wide.status).toBe(201)
+    expect(wide.body.data.reports[0]).toMatchObject({ status: 'stored', domain: 'example.com' })
+    // A name that is no host name at all is still looked up as written, and not found.
+    const junk = await upload(
+      new TextEncoder().encode(
+        xml
+          .replace(/<domain>example\.com<\/domain>/, '<domain>ex ample.com</domain>')
+          .replace('<report_id>', '<report_id>junk-'),
+      ),
+    )
+    expect(junk.body.data.quarantine.code).toBe('domain_not_in_account')
+  })
+})
