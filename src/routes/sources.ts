@@ -11,7 +11,7 @@ import { intelligenceDepsFor, sourceDepsFor } from '../../domain/sources/scoped-
 import { simulateProposal } from '../../domain/sources/simulate-proposal.ts'
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
 import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
-import { formatIp, parseIp } from '../../domain/spf/ip.ts'
+import { formatIp, parseIp, unmapIpv4 } from '../../domain/spf/ip.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, pageRequest } from '../../plugins/envelope.ts'
@@ -46,11 +46,14 @@ export interface SourceRouteDeps {
 
 const domainErrors = { ...authErrors, 403: 'Error' } as const
 
-/** `{source}` in the path: an IP address in any spelling, answered in canonical form. */
+/**
+ * `{source}` in the path: an IP address in any spelling, answered in canonical form. An
+ * IPv4-mapped IPv6 address (`::ffff:192.0.2.7`) is its IPv4 address, as intake stores it.
+ */
 function sourceIp(text: string): Result<string> {
   const parsed = parseIp(text.trim())
   if (parsed === null) return invalid('source', 'The source must be an IP address (IPv4 or IPv6).')
-  return { ok: true, value: formatIp(parsed) }
+  return { ok: true, value: formatIp(unmapIpv4(parsed)) }
 }
 
 export function sourceRoutes(deps: SourceRouteDeps) {

@@ -159,6 +159,11 @@ describe('PATCH /domains/{domain}/sources/{source}', () => {
     expect(res.body.data).toMatchObject({ ip: '2001:db8::25', status: 'forwarder', override: { note: null } })
     const listed = await get(`/domains/${DOMAIN}/sources?status=forwarder`)
     expect(listed.body.data.map((s: any) => s.ip)).toEqual(['2001:db8::25'])
+    // An IPv4-mapped spelling is the IPv4 source, as intake stores it.
+    const mapped = await patch('::ffff:198.51.100.7', { status: 'legitimate' })
+    expect(mapped.status).toBe(200)
+    expect(mapped.body.data).toMatchObject({ ip: '198.51.100.7', status: 'legitimate' })
+    await patch('198.51.100.7', { status: null })
   })
 
   test('an IP that never sent is 404; a non-IP or a bad status is a validation error', async () => {
