@@ -143,8 +143,13 @@ export function integerValue(text: XmlText): number {
   let value = 0
   for (let i = start; i < end; i++) {
     const digit = source.charCodeAt(i) - 48
-    if (digit < 0 || digit > 9) return -1
+    // A character reference (`&#55;`) is a digit too: read the decoded text (the rare case).
+    if (digit < 0 || digit > 9) return text.decoded ? -1 : decodedInteger(textValue(text))
     value = value * 10 + digit
   }
   return value
+}
+
+function decodedInteger(value: string): number {
+  return /^[0-9]{1,15}$/.test(value) ? Number(value) : -1
 }

@@ -189,6 +189,22 @@ describe('tolerated and recovered', () => {
     expect(records[0]!.count).toBe(0)
   })
 
+  test('a count written with character references or CDATA is read as its digits', async () => {
+    for (const [written, count] of [
+      ['&#55;', 7],
+      [' &#x31;&#50; ', 12],
+      ['<![CDATA[7]]>', 7],
+    ] as const) {
+      const { records, error } = await parse(
+        report().replace('<count>3</count>', `<count>${written}</count>`),
+      )
+      expect(error).toBeNull()
+      expect(records[0]!.count).toBe(count)
+    }
+    const { error } = await parse(report().replace('<count>3</count>', '<count>&#55;x</count>'))
+    expect(error?.code).toBe('invalid_value')
+  })
+
   test('a report id wrapped in <...> (escaped or as CDATA) is unwrapped', async () => {
     for (const id of ['&lt;abc@example.com&gt;', '<![CDATA[<abc@example.com>]]>', ' <abc@example.com> ']) {
       const { metadata } = await parse(
