@@ -18,6 +18,16 @@ import { apiSettingsView } from './settings-views.ts'
 // the other sessions here; the page itself, members and the switcher in member-pages.ts, the
 // invitation links in invitation-pages.ts). docs/dashboard.md.
 
+// What a redirect after a token or embed key action says. A token or key that is not the
+// account's (or was revoked already) is said to be so, never reported as revoked.
+const API_NOTICES: Record<string, string> = {
+  'revoked=1': 'The token is revoked.',
+  'revoked=none': 'No such token: it was revoked already, or it is not one of this account’s.',
+  'embed_created=1': 'Embed key created. Copy its snippet below.',
+  'embed_deleted=1': 'The embed key is deleted.',
+  'embed_deleted=none': 'No such embed key: it was deleted already, or it is not one of this account’s.',
+}
+
 const WEBHOOK_NOTICES: Record<string, string> = {
   saved: 'The webhook URL is saved.',
   off: 'Webhooks are turned off (no URL).',
@@ -72,13 +82,11 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
       ({ session, query, request }) => {
         noteAccount(request, session)
         const notice =
-          query.revoked === '1'
-            ? 'The token is revoked.'
-            : query.embed_created === '1'
-              ? 'Embed key created. Copy its snippet below.'
-              : query.embed_deleted === '1'
-                ? 'The embed key is deleted.'
-                : (WEBHOOK_NOTICES[query.webhook ?? ''] ?? null)
+          API_NOTICES[`revoked=${query.revoked}`] ??
+          API_NOTICES[`embed_created=${query.embed_created}`] ??
+          API_NOTICES[`embed_deleted=${query.embed_deleted}`] ??
+          WEBHOOK_NOTICES[query.webhook ?? ''] ??
+          null
         return apiPage(session, { notice })
       },
       { session: true },
@@ -128,8 +136,12 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
       async ({ session, params, request }) => {
         noteAccount(request, session)
         // Scoped by the session's account: another account's token id is simply not found.
-        await revokeToken(s, { accountId: session.accountId, tokenId: param(params.id), now: s.now() })
-        return redirectTo('/settings/api?revoked=1')
+        const revoked = await revokeToken(s, {
+          accountId: session.accountId,
+          tokenId: param(params.id),
+          now: s.now(),
+        })
+        return redirectTo(revoked.ok ? '/settings/api?revoked=1' : '/settings/api?revoked=none')
       },
       { session: true, csrf: true },
     )
@@ -169,8 +181,12 @@ export function settingsPages(s: DashboardServices, sessions: ReturnType<typeof 
       async ({ session, params, request }) => {
         noteAccount(request, session)
         // Scoped by the session's account: another account's key id is simply not found.
-        await revokeEmbedKey(s, { accountId: session.accountId, id: param(params.id), now: s.now() })
-        return redirectTo('/settings/api?embed_deleted=1')
+        const deleted = await revokeEmbedKey(s, {
+          accountId: session.accountId,
+          id: param(params.id),
+          now: s.now(),
+        })
+        return redirectTo(deleted.ok ? '/settings/api?embed_deleted=1' : '/settings/api?embed_deleted=none')
       },
       { session: true, csrf: true },
     )

@@ -362,7 +362,9 @@ describe('embed keys', () => {
 
     // Another account cannot delete it.
     const id = api.body.data[0].id as string
-    await other.post(`/settings/api/embed-keys/${id}/delete`, { _csrf: await other.csrf() })
+    const refused = await other.post(`/settings/api/embed-keys/${id}/delete`, { _csrf: await other.csrf() })
+    expect(refused.location).toBe('/settings/api?embed_deleted=none')
+    expect((await other.get(refused.location!)).html).toContain('No such embed key')
     expect((await client.get('/settings/api')).html).toContain(key)
 
     const deleted = await client.post(`/settings/api/embed-keys/${id}/delete`, { _csrf: csrf })

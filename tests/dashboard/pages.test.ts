@@ -144,7 +144,9 @@ describe('API access', () => {
     )![1]
     const stranger = formClient(t)
     await stranger.signUp(`thief-${Math.random().toString(36).slice(2, 8)}@example.com`)
-    await stranger.post(`/settings/api/tokens/${id}/revoke`, { _csrf: await stranger.csrf() })
+    const refused = await stranger.post(`/settings/api/tokens/${id}/revoke`, { _csrf: await stranger.csrf() })
+    expect(refused.location).toBe('/settings/api?revoked=none')
+    expect((await stranger.get(refused.location!)).html).toContain('No such token')
     expect((await t.request('GET', '/api/v1/domains', { token: value })).status).toBe(200)
   })
 })
