@@ -29,10 +29,17 @@ const msOf = (date: string) => Date.parse(`${date}T00:00:00Z`)
  * the years 0-99 as 1900-1999. Dates are compared as these numbers, never as ISO strings: past
  * 9999-12-31 toISOString gives `+010000-01-01`, which sorts before every four-digit year.
  */
-function utcDay(year: number, month: number, date: number): number {
+export function utcDay(year: number, month: number, date: number): number {
   const at = new Date(0)
   at.setUTCFullYear(year, month, date)
   return at.getTime()
+}
+
+/** Midnight UTC of a real calendar day (month 1-12) in ms, or null: utcDay rolls 2026-02-30 over to March 2. */
+export function calendarDay(year: number, month: number, day: number): number | null {
+  const ms = utcDay(year, month - 1, day)
+  const at = new Date(ms)
+  return at.getUTCMonth() === month - 1 && at.getUTCDate() === day ? ms : null
 }
 
 export function periodOf(input: { days?: number; from?: string; to?: string }, now: Date): Result<Period> {

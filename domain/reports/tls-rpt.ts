@@ -4,6 +4,8 @@
 // the RFC leaves room: unknown result types are kept, optional fields may be missing, and mx-host
 // may arrive as a single string instead of an array (some reporters send it that way).
 
+import { calendarDay, utcDay } from './period.ts'
+
 export type TlsRptPolicyType = 'sts' | 'tlsa' | 'no-policy-found'
 
 /** RFC 8460 §4 result types; any other value a reporter sends is kept as written. */
@@ -266,38 +268,69 @@ function stringList(parent: Json, key: string, parentPath: string, limits: TlsRp
   return items.map((item, i) => string(item, `${path}[${i}]`, limits)).filter((item) => item !== '')
 }
 
+/**
+ * The most one session count may say: 2^31 - 1, the bound of an aggregate report's row count
+ * (docs/decisions-aggregate-parser.md). A report's sums then stay below 2^50 (at the default
+ * limits: 1000 policies, and as many failure details as 16 MB of JSON holds, some 310,000), well
+ * inside 2^53, the largest integer a JSON number holds exactly. At 2^53 - 1 a count, one report's
+ * totals were not whole numbers any more (18014398509481982000).
+ */
+export const MAX_SESSION_COUNT = 2_147_483_647
+
+/** RFC 8460 §4.4 session counts: JSON integers from 0 to MAX_SESSION_COUNT (`5e2` is 500). */
 function count(parent: Json, key: string, parentPath: string): number {
   const path = `${parentPath}.${key}`
   const value = required(parent, key, parentPath)
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    invalid(path, 'expected a non-negative integer')
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_SESSION_COUNT) {
+    invalid(path, `expected an integer from 0 to ${MAX_SESSION_COUNT}`)
   }
   return value
 }
 
-// RFC 3339 §5.6 date-time; "T" and "Z" may be lower case, and §5.6's NOTE allows a space for "T".
-// Deviation: §5.6 requires the time-offset, but Microsoft sends "2023-01-10T00:00:00"
-// (tests/fixtures/tls-rpt/mox/microsoft.eml). Such a time is read as UTC, as mox does (its
-// tlsrpt/report.go, xtime): that report's file name gives the same range as UTC Unix times.
+// RFC 8460 §4.4: start-datetime and end-datetime are RFC 3339 §5.6 date-times; "T" and "Z" may be
+// lower case, and §5.6's NOTE allows a space for "T". Deviation: §5.6 requires the time-offset, but
+// Microsoft sends "2023-01-10T00:00:00" (tests/fixtures/tls-rpt/mox/microsoft.eml). Such a time is
+// read as UTC, as mox does (its tlsrpt/report.go, xtime): that report's file name gives the same
+// range as UTC Unix times.
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))?$/
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))?$/
 
+/**
+ * The instants a stored date-time may name: PostgreSQL's timestamptz has no year 0 (1 BC is
+ * `0001-12-31 BC`), and past 9999 JavaScript writes `+010000-…`, which nothing downstream reads.
+ */
+const FIRST_SECOND = utcDay(1, 0, 1) / 1000
+const LAST_SECOND = utcDay(10_000, 0, 1) / 1000 - 1
+
+/**
+ * Unix seconds of an RFC 3339 date-time, fractions dropped. Each field is held to RFC 3339 §5.7
+ * (month 01-12, a day of that month in that year, hour 00-23, minute 00-59, second 00-60, offset
+ * hours 00-23 and minutes 00-59), and the instant, its offset applied, to 0001-01-01T00:00:00Z ..
+ * 9999-12-31T23:59:59Z: nothing is rolled over or clamped into another date.
+ */
 function dateTime(value: string, path: string): number {
   const match = DATE_TIME.exec(value)
   if (!match) invalid(path, `"${value}" is not an RFC 3339 date-time`)
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ]
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    invalid(path, `"${value}" is not a valid date-time`)
+  const field = (i: number) => Number(match[i] ?? 0)
+  const midnight = calendarDay(field(1), field(2), field(3))
+  const [hour, minute, second] = [field(4), field(5), field(6)]
+  const [offsetHours, offsetMinutes] = [field(8), field(9)]
+  if (
+    midnight === null ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 60 ||
+    offsetHours > 23 ||
+    offsetMinutes > 59
+  ) {
+    invalid(path, `"${value}" is not a real date-time (RFC 3339 §5.7)`)
   }
-  // No offset (match[8] unset) counts as UTC, like "Z".
-  const sign = match[8] === '-' ? -1 : 1
-  const offset = match[8] === undefined ? 0 : sign * (Number(match[9]) * 60 + Number(match[10]))
-  return Math.floor(Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) / 1000) - offset * 60
+  // No offset (match[7] unset) counts as UTC, like "Z". A leap second (§5.7, 23:59:60) is read as
+  // the second before it: Unix time has no leap seconds.
+  const offset = (match[7] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
+  const seconds = midnight / 1000 + (hour * 60 + minute - offset) * 60 + Math.min(second, 59)
+  if (seconds < FIRST_SECOND || seconds > LAST_SECOND) {
+    invalid(path, `"${value}" is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z`)
+  }
+  return seconds
 }

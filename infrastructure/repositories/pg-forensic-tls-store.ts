@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import type { PgBoss } from 'pg-boss'
 import type {
   ForensicFilter,
@@ -17,6 +17,13 @@ import { enqueueOperationsAlerts } from '../queue/alert-triggers.ts'
 // and summaries need as columns. Both deduplicate: a report stored once is acknowledged after that.
 
 const isoOf = (value: unknown) => new Date(value instanceof Date ? value : String(value)).toISOString()
+
+/**
+ * A report's begin or end as ISO 8601 text, written by PostgreSQL: a report may name the years
+ * 0001-0099 (domain/reports/tls-rpt.ts), which the drivers' `new Date("0050-06-01 00:00:00+00")`
+ * reads as 1950.
+ */
+const utcText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /** A report's received_at: when its message arrived (docs/ingestion.md); without one, now. */
 const receivedAt = (messageId: string | null) =>
@@ -134,7 +141,8 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
     /** One TLS-RPT report of the account with its domain's name and the report as stored; null if none. */
     async tlsReport(accountId: string, id: number): Promise<StoredTlsReport | null> {
       const rows = rowsOf<Record<string, unknown>>(
-        await db.execute(sql`select t.id, d.name as domain, t.organization, t.report_id, t.begin_at, t.end_at,
+        await db.execute(sql`select t.id, d.name as domain, t.organization, t.report_id,
+            ${utcText(sql`t.begin_at`)} as begin_at, ${utcText(sql`t.end_at`)} as end_at,
             t.success_count, t.failure_count, t.report, t.created_at, t.received_at
           from tls_reports t join domains d on d.id = t.domain_id
           where t.account_id = ${accountId} and t.id = ${id}`),
@@ -146,8 +154,8 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
         domain: String(row.domain),
         organization: String(row.organization),
         report_id: String(row.report_id),
-        begin_at: isoOf(row.begin_at),
-        end_at: isoOf(row.end_at),
+        begin_at: String(row.begin_at),
+        end_at: String(row.end_at),
         success_count: Number(row.success_count),
         failure_count: Number(row.failure_count),
         // jsonb arrives parsed; text is parsed too, should a driver hand the column over as such.
@@ -171,7 +179,8 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
           from tls_reports, jsonb_array_elements(report->'policies') p, jsonb_array_elements(p->'failureDetails') fd
           where ${range} and not (p->>'policyType' = 'sts' and report->'policies' @> '[{"policyType": "tlsa"}]')
           group by 1 order by 2 desc limit 20`),
-        db.execute(sql`select id, organization, report_id, begin_at, end_at, success_count, failure_count
+        db.execute(sql`select id, organization, report_id, ${utcText(sql`begin_at`)} as begin_at,
+            ${utcText(sql`end_at`)} as end_at, success_count, failure_count
           from tls_reports where ${range} order by begin_at desc limit 50`),
       ])
       const total = rowsOf<Record<string, unknown>>(totals)[0] ?? {}
@@ -194,8 +203,8 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
           id: Number(r.id),
           organization: String(r.organization),
           report_id: String(r.report_id),
-          begin: new Date(String(r.begin_at)).toISOString(),
-          end: new Date(String(r.end_at)).toISOString(),
+          begin: String(r.begin_at),
+          end: String(r.end_at),
           successful_sessions: Number(r.success_count),
           failed_sessions: Number(r.failure_count),
         })),

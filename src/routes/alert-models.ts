@@ -2,6 +2,7 @@ import { t } from 'elysia'
 import { ALERT_TYPES } from '../../domain/alerts/alert.ts'
 import type { AlertFilters, StoredAlert } from '../../domain/alerts/ports.ts'
 import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
+import { calendarDay, utcDay } from '../../domain/reports/period.ts'
 import { invalid, ok, type Result } from '../../domain/shared/result.ts'
 import { JsonObject, JsonValue, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { Line } from '../../plugins/input-schemas.ts'
@@ -66,7 +67,8 @@ function oneOf<T extends string>(values: readonly T[], description?: string) {
   )
 }
 
-const TIME = 'ISO 8601: a date (`2026-03-01`, UTC) or a timestamp with its offset (`2026-03-01T12:00:00Z`)'
+const TIME =
+  'ISO 8601: a date (`2026-03-01`, UTC) or a timestamp with its offset (`2026-03-01T12:00:00Z`), from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z'
 
 export const AlertListQuery = t.Object({
   ...PaginationQuery,
@@ -98,26 +100,104 @@ export function presentAlert(alert: StoredAlert) {
   }
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$/
+// Dates and timestamps of `since`/`until` (docs/api.md "Alerts"): ISO 8601 as RFC 3339 §5.6
+// profiles it, but seconds may be left out; a time always has its offset; `T` may be lower case or
+// a space (§5.6 NOTE).
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:[Zz]|([+-])(\d{2}):(\d{2})))?$/
 const DAY_MS = 86_400_000
+/**
+ * The instants a filter may name: PostgreSQL has no year 0 (1 BC is `0001-12-31 BC`), and past
+ * 9999 toISOString writes `+010000-…`, which it refuses as a parameter.
+ */
+const FIRST_MS = utcDay(1, 0, 1)
+const LAST_MS = utcDay(10_000, 0, 1) - 1
+
+/** An instant to the nanosecond: a fraction may have 9 digits, a Date holds milliseconds. */
+interface Instant {
+  ms: number
+  /** Nanoseconds past `ms`, 0 to 999,999. */
+  ns: number
+}
+
+const before = (a: Instant, b: Instant) => a.ms < b.ms || (a.ms === b.ms && a.ns < b.ns)
 
 /**
- * A date or an offset-bearing timestamp, as the instant a filter starts (`since`) or the first
- * instant past it (`until`, exclusive in storage): a date for `until` covers its whole day, a
- * timestamp itself. A timestamp without an offset is refused rather than read in some time zone.
+ * The instant a date (midnight UTC) or a timestamp names, or null when a field is out of range
+ * (RFC 3339 §5.7: hour 00-23, minute 00-59, second 00-59, offset at most 23:59). No leap second:
+ * created_at is POSIX time, which has none.
  */
-function instant(field: string, text: string, end: boolean): Result<Date> {
-  const message = `The ${field} field must be an ISO 8601 date or a timestamp with a time zone offset.`
-  const date = DATE.exec(text)
-  if (date !== null) {
-    const ms = Date.UTC(+date[1]!, +date[2]! - 1, +date[3]!)
-    if (new Date(ms).toISOString().slice(0, 10) !== text) return invalid(field, message)
-    return ok(new Date(end ? ms + DAY_MS : ms))
+function instantOf(match: RegExpExecArray): Instant | null {
+  const field = (i: number) => Number(match[i] ?? 0)
+  const midnight = calendarDay(field(1), field(2), field(3))
+  const [hour, minute, second] = [field(4), field(5), field(6)]
+  const [offsetHours, offsetMinutes] = [field(9), field(10)]
+  if (midnight === null || hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59)
+    return null
+  const fraction = (match[7] ?? '').padEnd(9, '0')
+  const offset = (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
+  const ms = midnight + ((hour * 60 + minute - offset) * 60 + second) * 1000 + Number(fraction.slice(0, 3))
+  return { ms, ns: Number(fraction.slice(3)) }
+}
+
+/**
+ * A date or an offset-bearing timestamp, as the first instant a filter covers (`since`) or the
+ * last (`until`): a date for `until` covers its whole day, a timestamp itself. A timestamp without
+ * an offset is refused rather than read in some time zone. Every instant from 0001-01-01T00:00:00Z
+ * to 9999-12-31T23:59:59.999Z is exact; anything outside is refused, never clamped.
+ */
+function instant(field: string, text: string, end: boolean): Result<Instant> {
+  const match = DATE_TIME.exec(text)
+  if (match === null) {
+    return invalid(
+      field,
+      `The ${field} field must be an ISO 8601 date or a timestamp with a time zone offset.`,
+    )
   }
-  const ms = TIMESTAMP.test(text) ? Date.parse(text.replace(' ', 'T')) : Number.NaN
-  if (Number.isNaN(ms)) return invalid(field, message)
-  return ok(new Date(end ? ms + 1 : ms))
+  const at = instantOf(match)
+  if (at === null) {
+    const rules =
+      'month 01-12, a day of that month, hour 00-23, minute and second 00-59, offset at most ±23:59'
+    return invalid(field, `The ${field} field must be a real date and time (${rules}).`)
+  }
+  if (at.ms < FIRST_MS || at.ms > LAST_MS || (at.ms === LAST_MS && at.ns > 0)) {
+    return invalid(
+      field,
+      `The ${field} field must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z, its offset applied.`,
+    )
+  }
+  const wholeDay = end && match[4] === undefined
+  return ok(wholeDay ? { ms: at.ms + DAY_MS - 1, ns: 999_999 } : at)
+}
+
+/**
+ * `since` as the store's bound (created_at at or after). created_at holds whole milliseconds (the
+ * service's clock, a JS Date), so an instant between two rounds up to the next.
+ */
+const sinceBound = (since: Instant) => new Date(since.ns > 0 ? since.ms + 1 : since.ms)
+
+/**
+ * `until` as the store's bound, the first millisecond past it (created_at before); none when that
+ * would be 10000-01-01: PostgreSQL refuses it as a parameter (toISOString writes `+010000-…`),
+ * and no created_at is later than 9999-12-31T23:59:59.999Z, written from a JS Date the same way.
+ */
+const untilBound = (until: Instant) => (until.ms < LAST_MS ? new Date(until.ms + 1) : undefined)
+
+/** The store's created_at bounds from `since` and `until`, both checked here. */
+function timeFilters(query: {
+  since?: string
+  until?: string
+}): Result<Pick<AlertFilters, 'since' | 'until'>> {
+  const since = query.since === undefined ? ok(undefined) : instant('since', query.since, false)
+  if (!since.ok) return since
+  const until = query.until === undefined ? ok(undefined) : instant('until', query.until, true)
+  if (!until.ok) return until
+  if (since.value !== undefined && until.value !== undefined && before(until.value, since.value))
+    return invalid('until', 'The until field must not be before since.')
+  return ok({
+    since: since.value === undefined ? undefined : sinceBound(since.value),
+    until: until.value === undefined ? undefined : untilBound(until.value),
+  })
 }
 
 /** The store's filters from a validated query; dates and the domain name are checked here. */
@@ -128,17 +208,7 @@ export function alertFilters(query: typeof AlertListQuery.static): Result<AlertF
     if (!checked.ok) return invalid('domain', checked.reason)
     filters.domain = checked.name
   }
-  if (query.since !== undefined) {
-    const since = instant('since', query.since, false)
-    if (!since.ok) return since
-    filters.since = since.value
-  }
-  if (query.until !== undefined) {
-    const until = instant('until', query.until, true)
-    if (!until.ok) return until
-    filters.until = until.value
-  }
-  if (filters.since !== undefined && filters.until !== undefined && filters.until <= filters.since)
-    return invalid('until', 'The until field must not be before since.')
-  return ok(filters)
+  const times = timeFilters(query)
+  if (!times.ok) return times
+  return ok({ ...filters, ...times.value })
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { AlertCandidate, AlertType } from '../../domain/alerts/alert.ts'
 import { evaluatePosture } from '../../domain/alerts/evaluation.ts'
+import { rowsOf } from '../../infrastructure/db/database.ts'
 import { domains } from '../../infrastructure/db/schema/domains.ts'
 import { pgAlertStore } from '../../infrastructure/repositories/pg-alert-store.ts'
 import { eventsOf } from '../../infrastructure/repositories/pg-event-outbox.ts'
@@ -64,6 +65,8 @@ beforeAll(async () => {
     DNS_SERVERS: `127.0.0.1:${dns.port}`,
     DNS_TIMEOUT_MS: '300',
     INGEST_DOMAIN: 'in.dmarcwatch.test',
+    // The date edge cases below ask more than the default per minute.
+    RATE_LIMIT_API_PER_MINUTE: '10000',
   })
   owner = await t.account()
   stranger = await t.account()
@@ -233,6 +236,127 @@ describe('GET /alerts/{alert} and POST /alerts/{alert}/resolve', () => {
       (await get('/alerts?status=resolved')).body.data.map((a: { alert_id: string }) => a.alert_id),
     ).toEqual([seeded.spf])
     t.clock.now = new Date()
+  })
+})
+
+describe('since and until over the years 0001-9999', () => {
+  // An account of its own, with alerts at both ends of what PostgreSQL and toISOString share, and
+  // one in a year below 100, which Date.UTC would have read as 19xx.
+  let edges: TestAccount
+  const at: Record<string, string> = {}
+  const ids = async (query: string) => {
+    const res = await get(`/alerts?${query}`, edges.token)
+    expect(res.status, query).toBe(200)
+    return res.body.data.map((a: { alert_id: string }) => a.alert_id)
+  }
+
+  beforeAll(async () => {
+    edges = await t.account()
+    const store = pgAlertStore(db())
+    for (const [subject, iso] of [
+      ['first', '0001-01-01T00:00:00.000Z'],
+      ['early', '0050-06-01T00:00:00.000Z'],
+      ['now', '2026-05-02T10:00:00.000Z'],
+      ['last', '9999-12-31T23:59:59.999Z'],
+    ] as const) {
+      const plan = {
+        create: [candidate('webhook_delivery_failing', 'high', subject)],
+        update: [],
+        resolve: [],
+      }
+      await store.applyPlan(edges.accountId, null, plan, new Date(iso))
+    }
+    // Read as PostgreSQL holds them: the API's own reading of created_at is not under test here.
+    const stored = rowsOf<{ subject: string; id: string; created: string }>(
+      await db().execute(sql`select subject, id::text, to_char(created_at at time zone 'UTC',
+          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created from alerts where account_id = ${edges.accountId}`),
+    )
+    for (const row of stored) at[row.subject] = row.id
+    expect(Object.fromEntries(stored.map((row) => [row.subject, row.created]))).toEqual({
+      first: '0001-01-01T00:00:00.000Z',
+      early: '0050-06-01T00:00:00.000Z',
+      now: '2026-05-02T10:00:00.000Z',
+      last: '9999-12-31T23:59:59.999Z',
+    })
+  })
+
+  test('the last day and the last millisecond of 9999 (a 500 before) include the last alert', async () => {
+    const all = [at.last, at.now, at.early, at.first]
+    expect(await ids('until=9999-12-31')).toEqual(all)
+    expect(await ids('until=9999-12-31T23:59:59.999Z')).toEqual(all)
+    expect(await ids('until=9999-12-31T23:59:59.998Z')).toEqual(all.slice(1))
+    expect(await ids('since=9999-12-31T23:59:59.999Z')).toEqual([at.last])
+    expect(await ids('since=9999-12-31&until=9999-12-31')).toEqual([at.last])
+    // The offset is applied: 23:59:59+23:59 is 00:00:59Z that day.
+    expect(await ids('until=9999-12-31T23:59:59%2B23:59')).toEqual(all.slice(1))
+    expect(await ids('since=9999-12-31T23:59:59%2B23:59')).toEqual([at.last])
+  })
+
+  test('year 1 and years below 100 are themselves, not 1901 or 1950', async () => {
+    expect(await ids('since=0001-01-01')).toEqual([at.last, at.now, at.early, at.first])
+    expect(await ids('until=0001-01-01')).toEqual([at.first])
+    expect(await ids('until=0001-01-01T00:00:00Z')).toEqual([at.first])
+    expect(await ids('since=0001-01-01T00:00:00.001Z&until=0050-06-01')).toEqual([at.early])
+    expect(await ids('since=0050-06-01T00:00:00Z&until=0050-06-01T00:00:00Z')).toEqual([at.early])
+    expect(await ids('since=0001-01-01T00:00:00-23:59')).toEqual([at.last, at.now, at.early])
+    expect(await ids('until=0001-01-01T00:00:00-23:59')).toEqual([at.first])
+  })
+
+  test('fractions finer than a millisecond are exact, never rounded across an alert', async () => {
+    expect(await ids('since=2026-05-02T10:00:00.0000001Z')).toEqual([at.last])
+    expect(await ids('until=2026-05-02T10:00:00.000999999Z')).toEqual([at.now, at.early, at.first])
+    expect(await ids('since=9999-12-31T23:59:59.998000001Z')).toEqual([at.last])
+    expect(await ids('until=9999-12-31T23:59:59.998999999Z')).toEqual([at.now, at.early, at.first])
+    // Both inside one millisecond, until after since: no alert, and not an error.
+    expect(await ids('since=2026-05-02T10:00:00.0001Z&until=2026-05-02T10:00:00.0005Z')).toEqual([])
+    const reversed = await get('/alerts?since=2026-05-02T10:00:00.0005Z&until=2026-05-02T10:00:00.0001Z')
+    expect(reversed.status).toBe(400)
+    expect(reversed.body.errors).toEqual({ until: ['The until field must not be before since.'] })
+  })
+
+  test('real calendar days: leap years by the Gregorian rules', async () => {
+    for (const day of ['2024-02-29', '2000-02-29', '0004-02-29', '2026-04-30', '2026-12-31'])
+      expect((await get(`/alerts?since=${day}&until=${day}`, edges.token)).status, day).toBe(200)
+  })
+
+  test('impossible dates and times and instants outside 0001-9999 are 400 on their field', async () => {
+    const impossible = 'must be a real date and time'
+    const outside = 'must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z'
+    const cases: [string, string][] = [
+      // A 500 before: PostgreSQL refused +010000-01-01T23:58:59Z and 0000-12-31T00:01:00.001Z.
+      ['9999-12-31T23:59:59-23:59', outside],
+      ['0001-01-01T00:00:00%2B23:59', outside],
+      ['9999-12-31T23:59:59.9990001Z', outside],
+      ['0001-01-01T00:00:00%2B00:01', outside],
+      ['0000-12-31', outside],
+      ['0000-12-31T23:59:59.999Z', outside],
+      ['2026-02-30', impossible],
+      ['2026-02-30T00:00:00Z', impossible],
+      ['2025-02-29', impossible],
+      ['1900-02-29', impossible],
+      ['2026-04-31', impossible],
+      ['2026-13-01', impossible],
+      ['2026-00-10', impossible],
+      ['2026-05-00', impossible],
+      ['2026-05-01T24:00:00Z', impossible],
+      ['2026-05-01T23:60:00Z', impossible],
+      ['2016-12-31T23:59:60Z', impossible],
+      ['2026-05-01T00:00:00%2B24:00', impossible],
+      ['2026-05-01T00:00:00-23:60', impossible],
+      ['2026-05-01T00:00:00-99:99', impossible],
+      ['10000-01-01', 'must be an ISO 8601 date'],
+      ['%2B010000-01-01T00:00:00Z', 'must be an ISO 8601 date'],
+      ['2026-05-01T00:00:00%2B0200', 'must be an ISO 8601 date'],
+      ['2026-05-01T00:00:00.1234567890Z', 'must be an ISO 8601 date'],
+    ]
+    for (const [value, message] of cases) {
+      for (const field of ['since', 'until']) {
+        const res = await get(`/alerts?${field}=${value}`, edges.token)
+        expect(res.status, `${field}=${value}`).toBe(400)
+        expect(Object.keys(res.body.errors), `${field}=${value}`).toEqual([field])
+        expect(res.body.errors[field][0], `${field}=${value}`).toStartWith(`The ${field} field ${message}`)
+      }
+    }
   })
 })
 

@@ -297,3 +297,140 @@ describe('invalid reports', () => {
     })
   })
 })
+
+describe('date-range values (RFC 8460 §4.4: RFC 3339 §5.6 date-times)', () => {
+  const withRange = (start: string, end: string) => {
+    const json = example()
+    json['date-range'] = { 'start-datetime': start, 'end-datetime': end }
+    return json
+  }
+  const seconds = (iso: string) => Date.parse(iso) / 1000
+
+  test('every year 0001-9999 is itself: not 1901, 1950 or 10000', () => {
+    for (const [text, iso] of [
+      ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00Z'],
+      ['0050-06-01T00:00:00Z', '0050-06-01T00:00:00Z'],
+      ['0099-12-31T23:59:59Z', '0099-12-31T23:59:59Z'],
+      ['2024-02-29T12:00:00Z', '2024-02-29T12:00:00Z'],
+      ['2000-02-29T00:00:00Z', '2000-02-29T00:00:00Z'],
+      ['9999-12-31T23:59:59Z', '9999-12-31T23:59:59Z'],
+      ['9999-12-31T23:59:59.999999Z', '9999-12-31T23:59:59Z'],
+      // The offset is applied, down to the first and up to the last second.
+      ['0000-12-31T23:00:00-01:00', '0001-01-01T00:00:00Z'],
+      ['0001-01-01T23:59:00+23:59', '0001-01-01T00:00:00Z'],
+      ['9999-12-31T00:00:59-23:59', '9999-12-31T23:59:59Z'],
+      ['2026-11-25T00:00:00-00:00', '2026-11-25T00:00:00Z'],
+      // Microsoft's date-time without an offset is UTC, in any year.
+      ['0001-01-01T00:00:00', '0001-01-01T00:00:00Z'],
+    ]) {
+      const report = parsed(withRange(text!, text!))
+      expect(report.begin, text).toBe(seconds(iso!))
+      expect(report.end, text).toBe(seconds(iso!))
+    }
+    expect(seconds('0001-01-01T00:00:00Z')).toBe(-62_135_596_800)
+    expect(seconds('9999-12-31T23:59:59Z')).toBe(253_402_300_799)
+  })
+
+  test('a leap second (RFC 3339 §5.7) is the second before it, as Unix time has none', () => {
+    const report = parsed(withRange('2016-12-31T23:59:60Z', '2017-01-01T00:59:60+01:00'))
+    expect(report).toMatchObject({
+      begin: seconds('2016-12-31T23:59:59Z'),
+      end: seconds('2016-12-31T23:59:59Z'),
+    })
+  })
+
+  test.each([
+    ['2026-02-31T00:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-02-29T00:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['1900-02-29T00:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-04-31T00:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-13-01T00:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-00-01T00:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-01-00T00:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-01-01T24:00:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-01-01T23:60:00Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-01-01T23:59:61Z', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-11-25T00:00:00+99:99', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-11-25T00:00:00+24:00', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['2026-11-25T00:00:00-00:60', 'is not a real date-time (RFC 3339 §5.7)'],
+    ['9999-12-31T23:59:59-23:59', 'is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z'],
+    ['9999-12-31T23:59:59-00:01', 'is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z'],
+    ['0001-01-01T00:00:00+00:01', 'is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z'],
+    ['0000-12-31T23:59:59Z', 'is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z'],
+    ['10000-01-01T00:00:00Z', 'is not an RFC 3339 date-time'],
+    ['+010000-01-01T00:00:00Z', 'is not an RFC 3339 date-time'],
+  ])('%s is refused, at start and at end', (text, reason) => {
+    for (const [range, path] of [
+      [withRange(text, '2016-04-01T23:59:59Z'), 'date-range.start-datetime'],
+      [withRange('0001-01-01T00:00:00Z', text), 'date-range.end-datetime'],
+    ] as const) {
+      expect(error(range)).toEqual({ code: 'invalid_value', path, message: `${path}: "${text}" ${reason}` })
+    }
+  })
+
+  test('an end before its begin is refused, compared as instants and in whole seconds', () => {
+    const refused = (start: string, end: string) =>
+      expect(error(withRange(start, end)), `${start} .. ${end}`).toEqual({
+        code: 'invalid_value',
+        path: 'date-range.end-datetime',
+        message: 'date-range.end-datetime: the end of the date range is before its start',
+      })
+    refused('2016-04-01T00:00:00Z', '2016-04-01T01:00:00+02:00')
+    refused('1950-06-01T00:00:00Z', '0050-06-02T00:00:00Z')
+    refused('9999-12-31T23:59:59Z', '0001-01-01T00:00:00Z')
+    // An empty range is kept, and so is one that ends in the second it begins: the aggregate parser
+    // likewise compares whole seconds (report-fields.ts, checkMetadata).
+    expect(parsed(withRange('2016-04-01T00:00:00Z', '2016-04-01T02:00:00+02:00'))).toMatchObject({
+      begin: 1459468800,
+      end: 1459468800,
+    })
+    expect(parsed(withRange('2016-04-01T00:00:00.7Z', '2016-04-01T00:00:00.2Z')).end).toBe(1459468800)
+  })
+})
+
+describe('session counts (0 to 2^31 - 1, like aggregate counts)', () => {
+  const paths = {
+    'policies[0].summary.total-successful-session-count': (json: any, n: unknown) =>
+      (json.policies[0].summary['total-successful-session-count'] = n),
+    'policies[0].summary.total-failure-session-count': (json: any, n: unknown) =>
+      (json.policies[0].summary['total-failure-session-count'] = n),
+    'policies[0].failure-details[1].failed-session-count': (json: any, n: unknown) =>
+      (json.policies[0]['failure-details'][1]['failed-session-count'] = n),
+  }
+
+  test('2147483647 and 0 are kept in each count', () => {
+    for (const n of [2_147_483_647, 0]) {
+      const json = example()
+      for (const set of Object.values(paths)) set(json, n)
+      const policy = parsed(json).policies[0]!
+      expect(policy).toMatchObject({ totalSuccessfulSessionCount: n, totalFailureSessionCount: n })
+      expect(policy.failureDetails[1]!.failedSessionCount).toBe(n)
+    }
+  })
+
+  test('a JSON number written with an exponent or a zero fraction is the integer it equals', () => {
+    const text = RFC_8460_EXAMPLE.replace(
+      '"total-successful-session-count": 5326',
+      '"total-successful-session-count": 5.326e3',
+    ).replace('"total-failure-session-count": 303', '"total-failure-session-count": 303.0')
+    expect(parsed(text).policies[0]).toMatchObject({
+      totalSuccessfulSessionCount: 5326,
+      totalFailureSessionCount: 303,
+    })
+  })
+
+  test.each(Object.entries(paths))(
+    '%s beyond 0..2147483647 or not an integer is invalid_value',
+    (path, set) => {
+      for (const n of [2_147_483_648, 2 ** 53 - 1, 1e300, -1, 0.5, '5', true]) {
+        const json = example()
+        set(json, n)
+        expect(error(json), `${n}`).toEqual({
+          code: 'invalid_value',
+          path,
+          message: `${path}: expected an integer from 0 to 2147483647`,
+        })
+      }
+    },
+  )
+})
