@@ -70,7 +70,9 @@ function unwrap(text: XmlText): string {
 
 /** The DMARC namespace declared by xmlns attributes (RFC 9990 Appendix A), if any. */
 export function sniffNamespace(attributes: string): string | null {
-  for (const m of attributes.matchAll(/xmlns(?::[^\s=]+)?\s*=\s*(["'])(.*?)\1/g)) {
+  // Tried only where an attribute begins (the lookbehind): from every `xmlns` inside a long attribute
+  // value, `[^\s=]+` scanned to its end, quadratic in the start tag (15 s for a 7 KB gzipped mail).
+  for (const m of attributes.matchAll(/(?<![^\s])xmlns(?::[^\s=]+)?\s*=\s*(["'])(.*?)\1/g)) {
     const uri = m[2]?.trim()
     if (uri === DMARC_2_NAMESPACE || uri === DRAFT_NAMESPACE) return uri
   }
