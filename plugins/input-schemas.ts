@@ -1,3 +1,4 @@
+import { FormatRegistry } from '@sinclair/typebox'
 import { t } from 'elysia'
 
 // Request-schema constructors with the bounds every input carries (docs/api.md, "Input rules"):
@@ -15,10 +16,23 @@ export const MAX_PAGE = 1_000_000
 export const MAX_DOMAIN_LENGTH = 254
 
 /**
- * No C0 control character (U+0000–U+001F, TAB/LF/CR included) and no DEL. The global input guard
- * (plugins/input-guard.ts) refuses the others in every value; single-line fields refuse all of them.
+ * No C0 control character (U+0000–U+001F, TAB/LF/CR included), no DEL, and no bidirectional
+ * embedding, override or isolate control (U+202A–U+202E, U+2066–U+2069: they make text display as
+ * other text, domain/shared/control-characters.ts BIDI_CONTROLS). The global input guard
+ * (plugins/input-guard.ts) refuses the C0 controls in every value; single-line fields refuse all of these.
  */
-export const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F]*$'
+export const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F\\u202A-\\u202E\\u2066-\\u2069]*$'
+
+/**
+ * Elysia's `t.Integer` (so Int4Id, RowId and every integer of a request model) also takes text that
+ * passes the `integer` string format, and reads it with Number(). Elysia's own format passes any
+ * text that Number() reads as a whole number, so `"0x1"`, `" 1 "` and `"1.0"` in a JSON body were
+ * organization 1 (found by a hostile-input sweep). Numeric text stays accepted (docs/api.md, "Input
+ * rules") but only in decimal digits, as a query or a path writes numbers (plugins/input-rules.ts).
+ * Replaces Elysia's format, whichever module registers first (Elysia only sets one not yet set).
+ */
+const DECIMAL_INTEGER = /^-?\d+$/
+FormatRegistry.Set('integer', (value) => DECIMAL_INTEGER.test(value))
 
 type Described = { description?: string; examples?: unknown[] }
 
@@ -28,7 +42,7 @@ export const Int4Id = (options: Described = {}) => t.Integer({ minimum: 1, maxim
 /** An integer primary key of a `bigint` column. */
 export const RowId = (options: Described = {}) => t.Integer({ minimum: 1, maximum: MAX_ROW_ID, ...options })
 
-/** Single-line text of at most `maxLength` characters. */
+/** Single-line text of at most `maxLength` characters (SINGLE_LINE). */
 export const Line = (options: Described & { maxLength: number; minLength?: number; format?: string }) =>
   t.String({ ...options, pattern: SINGLE_LINE })
 

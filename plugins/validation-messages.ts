@@ -1,6 +1,9 @@
+import { BIDI_CONTROLS, BIDI_CONTROLS_TEXT } from '../domain/shared/control-characters.ts'
+
 // Turns schema validation errors into the `{message, errors: {field: [...]}}` (docs/api.md "Errors").
 // TypeBox's own messages ("Expected union value") and Elysia's default body must not leak through,
-// so each message is written from the failing field's schema instead.
+// so each message is written from the failing field's schema instead, naming the rule the value
+// breaks: every keyword a request schema uses has its message (tests/plugins/validation-messages.test.ts).
 
 interface SchemaLike {
   type?: string
@@ -10,6 +13,9 @@ interface SchemaLike {
   maximum?: number
   minLength?: number
   maxLength?: number
+  minItems?: number
+  maxItems?: number
+  uniqueItems?: boolean
   format?: string
   pattern?: string
   description?: string
@@ -69,6 +75,18 @@ function sameValue(item: unknown, value: unknown): boolean {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
 
+/** How a string format is named in a message; a format not listed "has an invalid format". */
+const FORMAT_NAMES: Record<string, string> = {
+  date: 'an ISO 8601 date',
+  'date-time': 'an ISO 8601 timestamp',
+  ipv4: 'an IPv4 address',
+  ipv6: 'an IPv6 address',
+  ip: 'an IP address',
+  uuid: 'a UUID',
+}
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+
 function allowedValues(schema: SchemaLike): unknown[] | null {
   if (Array.isArray(schema.enum)) return schema.enum
   if (!schema.anyOf || schema.anyOf.length === 0) return null
@@ -91,11 +109,48 @@ function range(schema: SchemaLike): string {
   return ''
 }
 
+/** A list's count or repeated items; "must be a list" only when the value is none. */
+function describeList(schema: SchemaLike, value: unknown, field: string): string {
+  if (!Array.isArray(value)) return `The ${field} field must be a list.`
+  if (schema.maxItems !== undefined && value.length > schema.maxItems)
+    return `The ${field} field may have at most ${plural(schema.maxItems, 'item')}.`
+  if (schema.minItems !== undefined && value.length < schema.minItems) {
+    return schema.minItems === 1
+      ? `The ${field} field must not be empty.`
+      : `The ${field} field must have at least ${plural(schema.minItems, 'item')}.`
+  }
+  if (schema.uniqueItems && new Set(value.map((item) => JSON.stringify(item))).size < value.length)
+    return `The ${field} field must not list the same item twice.`
+  // The list itself is fine: an item failed, and TypeBox reports it at its own path too.
+  return `The ${field} field has an invalid item.`
+}
+
+/** A string's length, characters or format, in the order TypeBox checks them. */
+function describeText(schema: SchemaLike, value: unknown, field: string): string {
+  if (typeof value !== 'string') return `The ${field} field must be a string.`
+  if (schema.minLength !== undefined && value.length < schema.minLength) {
+    return schema.minLength === 1
+      ? `The ${field} field must not be empty.`
+      : `The ${field} field must have at least ${schema.minLength} characters.`
+  }
+  if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+    return `The ${field} field may have at most ${schema.maxLength} characters.`
+  }
+  if (schema.pattern !== undefined && CONTROL_CHARACTER.test(value))
+    return `The ${field} field must not contain control characters.`
+  if (schema.pattern !== undefined && BIDI_CONTROLS.test(value))
+    return `The ${field} field must not contain ${BIDI_CONTROLS_TEXT}.`
+  const format = schema.format === undefined ? undefined : FORMAT_NAMES[schema.format]
+  if (format !== undefined) return `The ${field} field must be ${format}.`
+  return `The ${field} field has an invalid format.`
+}
+
 export function describeError(error: ValueErrorLike, field: string): string {
   const { schema, value } = error
   if (value === undefined) return `The ${field} field is required.`
   const allowed = allowedValues(schema)
   if (allowed !== null) return `The ${field} field must be one of: ${allowed.map(String).join(', ')}.`
+  if ('const' in schema) return `The ${field} field must be ${String(schema.const)}.`
   if (isIntegerLike(schema)) return `The ${field} field must be a whole number${range(schema)}.`
   switch (schema.type) {
     case 'number':
@@ -105,29 +160,15 @@ export function describeError(error: ValueErrorLike, field: string): string {
     case 'object':
       return `The ${field} field must be a JSON object.`
     case 'array':
-      return `The ${field} field must be a list.`
+      return describeList(schema, value, field)
     case 'null':
       return `The ${field} field must be null.`
-    case 'string': {
-      if (typeof value !== 'string') return `The ${field} field must be a string.`
-      if (schema.minLength !== undefined && value.length < schema.minLength) {
-        return schema.minLength === 1
-          ? `The ${field} field must not be empty.`
-          : `The ${field} field must have at least ${schema.minLength} characters.`
-      }
-      if (schema.maxLength !== undefined && value.length > schema.maxLength) {
-        return `The ${field} field may have at most ${schema.maxLength} characters.`
-      }
-      if (schema.pattern !== undefined && CONTROL_CHARACTER.test(value))
-        return `The ${field} field must not contain control characters.`
-      if (schema.format === 'date-time' || schema.format === 'date') {
-        return `The ${field} field must be an ISO 8601 ${schema.format === 'date' ? 'date' : 'timestamp'}.`
-      }
-      return `The ${field} field has an invalid format.`
-    }
+    case 'string':
+      return describeText(schema, value, field)
   }
-  // A nullable or mixed union: describe the non-null alternative.
-  const alternative = (schema.anyOf ?? []).find((s) => s.type !== 'null')
+  // A nullable or mixed union: describe the alternative the value is meant for (a list for a list).
+  const alternatives = (schema.anyOf ?? []).filter((s) => s.type !== 'null')
+  const alternative = alternatives.find((s) => s.type === 'array' && Array.isArray(value)) ?? alternatives[0]
   if (alternative) return describeError({ ...error, schema: alternative }, field)
   return `The ${field} field is invalid.`
 }

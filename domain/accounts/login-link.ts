@@ -1,3 +1,4 @@
+import { emailLookupKey } from '../shared/email-address.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import {
@@ -8,7 +9,6 @@ import {
 } from './password-login.ts'
 import { hashResetToken, issueUserToken, ONE_TIME_TOKEN } from './password-reset.ts'
 import { type SessionStore, type StartedSession, startSession } from './sessions.ts'
-import { normalizeEmail } from './use-cases.ts'
 
 // One-time sign-in links for the operator to hand over (docs/dashboard.md, "Signing in without a
 // password"): `bun run cli account create` without a password prints one, `account login-link`
@@ -40,7 +40,7 @@ export async function createLoginLink(
   },
   input: { email: string; now: Date },
 ): Promise<Result<{ token: string; email: string; hasPassword: boolean; expiresAt: Date }>> {
-  const email = normalizeEmail(input.email)
+  const email = emailLookupKey(input.email)
   const user = email === null ? null : await deps.credentials.findByEmail(email)
   if (user === null) return fail({ code: 'not_found', resource: 'user' })
   const { token, expiresAt } = await issueUserToken(

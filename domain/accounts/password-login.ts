@@ -1,3 +1,4 @@
+import { emailLookupKey } from '../shared/email-address.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { invalid, type Result } from '../shared/result.ts'
 import type { AccountStore } from './ports.ts'
@@ -94,7 +95,7 @@ export async function logIn(
   },
   input: { email: string; password: string; now: Date } & ClientFacts,
 ): Promise<LoginResult> {
-  const email = normalizeEmail(input.email)
+  const email = emailLookupKey(input.email)
   const found = email === null ? null : await deps.credentials.findByEmail(email)
   // An over-long password cannot be anyone's (the policy refuses them), but it is still verified
   // against nothing, truncated, so the answer takes the usual time.

@@ -1,5 +1,6 @@
 import { sha256 } from '@oslojs/crypto/sha2'
 import { encodeBase64urlNoPadding, encodeHexLowerCase } from '@oslojs/encoding'
+import { emailLookupKey } from '../shared/email-address.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { invalid, type Result } from '../shared/result.ts'
 import {
@@ -9,7 +10,6 @@ import {
   passwordProblem,
 } from './password-login.ts'
 import { type SessionStore, type StartedSession, startSession } from './sessions.ts'
-import { normalizeEmail } from './use-cases.ts'
 
 // Password reset by emailed link: the answer to a request is the same whether or not the email has
 // an account (no enumeration); the link is single use, expires after an hour, and using it ends
@@ -77,7 +77,7 @@ export async function requestPasswordReset(
   },
   input: { email: string; now: Date },
 ): Promise<{ sent: true }> {
-  const email = normalizeEmail(input.email)
+  const email = emailLookupKey(input.email)
   if (email === null) return { sent: true }
   const found = await deps.credentials.findByEmail(email)
   if (found === null || !(await deps.mayMail(email))) return { sent: true }

@@ -1,4 +1,5 @@
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding'
+import { emailLookupKey, normalizeEmail } from '../shared/email-address.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import { userActor } from './actor.ts'
@@ -29,12 +30,9 @@ export async function authenticateToken(
   })
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-
-export function normalizeEmail(email: string): string | null {
-  const value = email.trim().toLowerCase()
-  return value.length <= 254 && EMAIL.test(value) ? value : null
-}
+// The address rule lives in domain/shared/email-address.ts; exported here too for the account use
+// cases, the dashboard's sign-in pages and the CLI, which have always taken it from here.
+export { normalizeEmail }
 
 export const MIN_PASSWORD_LENGTH = 10
 
@@ -67,7 +65,7 @@ export async function createToken(
   if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > MAX_TOKEN_LIFETIME_DAYS)) {
     return invalid('expires_in_days', `Give a whole number of days from 1 to ${MAX_TOKEN_LIFETIME_DAYS}.`)
   }
-  const email = normalizeEmail(input.email)
+  const email = emailLookupKey(input.email)
   const member = email === null ? null : await deps.accounts.findMembershipByEmail(email)
   if (member === null) return fail({ code: 'not_found', resource: 'user' })
   const value = newTokenValue(deps.random(20))

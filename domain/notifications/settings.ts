@@ -1,5 +1,5 @@
-import { normalizeEmail } from '../accounts/use-cases.ts'
 import type { AlertSeverity } from '../alerts/alert.ts'
+import { normalizeEmail } from '../shared/email-address.ts'
 import { invalid, ok, type Result } from '../shared/result.ts'
 
 // Who hears about what (issue #21, docs/notifications.md): alert emails, the digest, and the Slack and
@@ -74,9 +74,14 @@ export function atLeast(severity: AlertSeverity, threshold: AlertSeverity): bool
   return SEVERITIES.indexOf(severity) >= SEVERITIES.indexOf(threshold)
 }
 
-/** An IANA zone name the runtime knows (Intl is the source of truth for the digest's schedule). */
+/**
+ * An IANA zone name the runtime knows (Intl is the source of truth for the digest's schedule):
+ * canonical names, links (`US/Eastern`, `Asia/Calcutta`) and `UTC`. Not an offset (`+05:00`,
+ * which Intl takes since ES2024): an offset does not follow daylight saving time, so it names no
+ * place's clock (found by a hostile-input sweep). IANA names begin with a letter.
+ */
 export function isTimeZone(value: string): boolean {
-  if (value.length === 0 || value.length > MAX_TIME_ZONE_LENGTH) return false
+  if (value.length > MAX_TIME_ZONE_LENGTH || !/^[A-Za-z]/.test(value)) return false
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: value })
     return true
@@ -108,7 +113,7 @@ export function checkSettings(settings: NotificationSettings): Result<Notificati
   if (!isTimeZone(settings.digest.timeZone))
     return invalid(
       'digest.time_zone',
-      'Not a known IANA time zone (e.g. Europe/Paris, America/New_York, UTC).',
+      'Not an IANA time zone name (e.g. Europe/Paris, America/New_York, UTC). An offset such as +05:00 is no time zone: it does not follow daylight saving time.',
     )
   if (!(DIGEST_FREQUENCIES as readonly string[]).includes(settings.digest.frequency))
     return invalid('digest.frequency', 'One of weekly, daily, off.')

@@ -1,5 +1,6 @@
 import type { Domain } from '../domains/domain.ts'
 import type { DomainStore } from '../domains/ports.ts'
+import { BIDI_CONTROLS, BIDI_CONTROLS_TEXT } from '../shared/control-characters.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import type { Organization, OrganizationStore } from './organization.ts'
@@ -16,8 +17,13 @@ const notFound = <T>() => fail<T>({ code: 'not_found', resource: 'organization' 
 /** The rules of an organization name (docs/api.md, Organizations), shared by create and rename. */
 export function normalizeOrganizationName(raw: string): Result<string> {
   if (CONTROL.test(raw)) return invalid('name', 'The organization name must not contain control characters.')
-  // Collapse inner runs of white space so "Acme  Corp" and "Acme Corp" are one name.
-  const name = raw.trim().replace(/\s+/g, ' ')
+  // The dashboard's form reaches here without the API schema's single-line rule (SINGLE_LINE).
+  if (BIDI_CONTROLS.test(raw))
+    return invalid('name', `The organization name must not contain ${BIDI_CONTROLS_TEXT}.`)
+  // NFC, so that "Café" typed with a composed é and with e + U+0301 is one name to the uniqueness
+  // index (it compares code points); then collapse inner runs of white space so "Acme  Corp" and
+  // "Acme Corp" are one name too.
+  const name = raw.normalize('NFC').trim().replace(/\s+/g, ' ')
   if (name === '') return invalid('name', 'The organization name is required.')
   if (name.length > MAX_ORGANIZATION_NAME) {
     return invalid('name', `The organization name may be at most ${MAX_ORGANIZATION_NAME} characters.`)

@@ -2,3 +2,14 @@
 // plugins/input-schemas.ts SINGLE_LINE), for checks inside use cases that any caller may reach.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
+
+/**
+ * The bidirectional embedding, override and isolate controls (LRE, RLE, PDF, LRO, RLO; LRI, RLI,
+ * FSI, PDI), which single-line text refuses as well: they reorder how the text around them is
+ * displayed, so a name can show as another (CVE-2021-42574, "Trojan Source"). Right-to-left text
+ * itself needs none of them. The marks (LRM, RLM, ALM) only nudge neutral characters and stay.
+ */
+export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/
+
+/** The refusal message of BIDI_CONTROLS, naming the characters so a caller can find them. */
+export const BIDI_CONTROLS_TEXT = 'bidirectional control characters (U+202A–U+202E, U+2066–U+2069)'

@@ -28,7 +28,8 @@ const Recipients = (description: string) =>
 const TimeZone = Line({
   maxLength: MAX_TIME_ZONE_LENGTH,
   minLength: 1,
-  description: 'IANA time zone of the digest’s 08:00',
+  description:
+    'IANA time zone name of the digest’s 08:00, as the runtime lists it (Intl), or UTC; not an offset such as +05:00',
   examples: ['Europe/Paris'],
 })
 

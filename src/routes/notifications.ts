@@ -77,7 +77,7 @@ export function notificationRoutes(deps: NotificationRouteDeps) {
         detail: {
           summary: 'Change notification settings',
           description:
-            'A section left out keeps its saved value. `alert_email.enabled` false turns alert emails off (alerts of that time are not mailed later); left out it keeps the saved value. Recipients are email addresses (at most 20, deduplicated, empty for every member); `time_zone` an IANA name. A chat `webhook_url` follows the webhook rules: https only, and a host with public addresses only, unless the operator set WEBHOOK_ALLOW_PRIVATE; absent keeps the saved URL, null turns the channel off. Errors name the field, e.g. `slack.webhook_url`.',
+            'A section left out keeps its saved value. `alert_email.enabled` false turns alert emails off (alerts of that time are not mailed later); left out it keeps the saved value. Recipients are email addresses (at most 20, deduplicated, empty for every member); `time_zone` an IANA time zone name (`Europe/Paris`, `UTC`; not an offset such as `+05:00`). A chat `webhook_url` follows the webhook rules: https only, and a host with public addresses only, unless the operator set WEBHOOK_ALLOW_PRIVATE; absent keeps the saved URL, null turns the channel off. Errors name the field, e.g. `slack.webhook_url`.',
         },
       },
     )

@@ -9,6 +9,18 @@ import { checkPublicHost } from '../../infrastructure/http/address-guard.ts'
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
+/**
+ * What no receiver can be, with or without WEBHOOK_ALLOW_PRIVATE (docs/webhooks.md, "Address rules").
+ * Port 0 is no port a server listens on: every delivery would fail (found by a hostile-input sweep).
+ * A user name or password would be sent as Basic authentication, and shown wherever the URL is
+ * (GET /webhooks, the delivery log); a receiver checks the signature instead.
+ */
+function urlProblem(url: URL): string | null {
+  if (url.port === '0') return 'The url must not use port 0.'
+  if (url.username !== '' || url.password !== '') return 'The url must not contain a user name or password.'
+  return null
+}
+
 export async function checkWebhookUrl(
   deps: { dns: DnsResolver; allowPrivate: boolean },
   raw: string,
@@ -27,6 +39,8 @@ export async function checkWebhookUrl(
   const httpAllowed = deps.allowPrivate && url.protocol === 'http:'
   if (url.protocol !== 'https:' && !httpAllowed)
     return bad(`The url must use https (got ${url.protocol.replace(/:$/, '')}).`)
+  const problem = urlProblem(url)
+  if (problem !== null) return bad(problem)
   if (deps.allowPrivate) return ok(url.href)
 
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1')

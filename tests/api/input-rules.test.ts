@@ -212,3 +212,146 @@ describe('other rules', () => {
     await expectField('GET', '/api/v1/dmarc-reports/forensic/reports?source_ip=300.1.2.3', 'source_ip')
   })
 })
+
+// Found by a hostile-input sweep (tests/api/input-rules.test.ts above names the earlier ones).
+describe('lists say how many items they take', () => {
+  const many = (count: number, item: (i: number) => string) =>
+    Array.from({ length: count }, (_, i) => item(i))
+
+  test.each([
+    [
+      'dkim_selectors ×21',
+      'POST',
+      '/api/v1/domains',
+      { domain_name: 'lists.example', dkim_selectors: many(21, (i) => `s${i}`) },
+      'dkim_selectors',
+      'The dkim_selectors field may have at most 20 items.',
+    ],
+    [
+      'recipients ×21',
+      'PUT',
+      '/api/v1/notifications',
+      { digest: { frequency: 'weekly', recipients: many(21, (i) => `u${i}@example.com`), time_zone: 'UTC' } },
+      'digest.recipients',
+      'The digest.recipients field may have at most 20 items.',
+    ],
+    [
+      'zones ×1000',
+      'POST',
+      '/api/v1/dns-providers/powerdns/import-domains',
+      { zones: many(1000, (i) => `z${i}.example`) },
+      'zones',
+      'The zones field may have at most 500 items.',
+    ],
+    [
+      'zones ×0',
+      'POST',
+      '/api/v1/dns-providers/powerdns/import-domains',
+      { zones: [] },
+      'zones',
+      'The zones field must not be empty.',
+    ],
+    [
+      'values ×1000',
+      'POST',
+      '/api/v1/dns-providers/writes',
+      { domain: 'rules.example', name: 'rules.example', type: 'TXT', values: many(1000, (i) => `v${i}`) },
+      'values',
+      'The values field may have at most 100 items.',
+    ],
+  ] as const)('%s: %s %s', async (_, method, path, body, field, message) => {
+    const answer = await expectField(method, path, field, JSON.stringify(body))
+    expect(answer.errors[field]).toEqual([message])
+  })
+})
+
+// Elysia's t.Integer takes text that Number() reads as a whole number: `"0x1"` and `" 1 "` were
+// organization 1 (the query and path rules already refused them: findLooseNumbers).
+describe('integers in a JSON body are JSON numbers or decimal digits', () => {
+  let organizationId: number
+  beforeAll(async () => {
+    organizationId = (await call('POST', '/api/v1/organizations', JSON.stringify({ name: 'Numbers' }))).body
+      .data.id
+  })
+
+  test.each(['"0x1"', '" 1 "', '"1.0"', '"1e0"', '"+1"', '"0b1"', '"1_0"', '""', 'true', '1.5'])(
+    'organization_id %s is a 400 on it',
+    async (literal) => {
+      const answer = await expectField(
+        'POST',
+        '/api/v1/domains',
+        'organization_id',
+        `{"domain_name": "numbers.example", "organization_id": ${literal.replace('1', String(organizationId))}}`,
+      )
+      expect(answer.errors.organization_id).toEqual([
+        'The organization_id field must be a whole number from 1 to 2147483647.',
+      ])
+    },
+  )
+
+  test('a JSON number, also written 1.0 or 1e0, and text of decimal digits are the organization', async () => {
+    const literals = [
+      String(organizationId),
+      `${organizationId}.0`,
+      `${organizationId}e0`,
+      `"${organizationId}"`,
+    ]
+    for (const [i, literal] of literals.entries()) {
+      const res = await call(
+        'POST',
+        '/api/v1/domains',
+        `{"domain_name": "n${i}.numbers.example", "organization_id": ${literal}}`,
+      )
+      expect({ literal, status: res.status, id: res.body.data?.organization_id }).toEqual({
+        literal,
+        status: 201,
+        id: organizationId,
+      })
+    }
+  })
+})
+
+describe('single-line names', () => {
+  test.each(['202A', '202B', '202C', '202D', '202E', '2066', '2067', '2068', '2069'])(
+    'bidirectional control U+%s is a 400 on the field',
+    async (code) => {
+      const answer = await expectField(
+        'POST',
+        '/api/v1/organizations',
+        'name',
+        JSON.stringify({ name: `Invoice ${String.fromCodePoint(Number.parseInt(code, 16))}fdp.exe` }),
+      )
+      expect(answer.errors.name).toEqual([
+        'The name field must not contain bidirectional control characters (U+202A–U+202E, U+2066–U+2069).',
+      ])
+    },
+  )
+
+  test('in any single-line field, a DKIM selector in a list too', async () => {
+    await expectField(
+      'POST',
+      '/api/v1/domains',
+      'dkim_selectors.0',
+      JSON.stringify({ domain_name: 'bidi.example', dkim_selectors: ['s\u202e1'] }),
+    )
+  })
+
+  test('the NFC and NFD spellings of a name are one organization, stored in NFC', async () => {
+    const nfc = await call('POST', '/api/v1/organizations', JSON.stringify({ name: 'Caf\u00e9 Rules' }))
+    expect(nfc.status).toBe(201)
+    expect(nfc.body.data.name).toBe('Caf\u00e9 Rules')
+    const nfd = await call('POST', '/api/v1/organizations', JSON.stringify({ name: 'Cafe\u0301 Rules' }))
+    expect(nfd.status).toBe(400)
+    expect(nfd.body.errors).toEqual({ name: ['An organization named "Caf\u00e9 Rules" already exists.'] })
+    const other = await call('POST', '/api/v1/organizations', JSON.stringify({ name: 'Cafe\u0301 Other' }))
+    expect(other.status).toBe(201)
+    expect(other.body.data.name).toBe('Caf\u00e9 Other')
+    const renamed = await call(
+      'PATCH',
+      `/api/v1/organizations/${other.body.data.id}`,
+      JSON.stringify({ name: 'CAFE\u0301 RULES' }),
+    )
+    expect(renamed.status).toBe(400)
+    expect(renamed.body.errors.name).toEqual(['An organization named "CAF\u00c9 RULES" already exists.'])
+  })
+})

@@ -173,6 +173,25 @@ describe('notification settings', () => {
       'slack.webhook_url',
     )
     await refused({ teams: { webhook_url: 'not a url', min_severity: 'high' } }, 'teams.webhook_url')
+    await refused(
+      { slack: { webhook_url: 'https://93.184.216.34:0/x', min_severity: 'high' } },
+      'slack.webhook_url',
+    )
+    // Found by a hostile-input sweep: the old `x@y.z` pattern took these, the first stored with its
+    // brackets, and Intl took an offset for a time zone.
+    for (const address of [
+      '<a@example.com>',
+      'a..b@example.com',
+      '.a@example.com',
+      'a@-example.com',
+      'a@example..com',
+    ])
+      await refused(
+        { digest: { frequency: 'weekly', recipients: ['ok@example.com', address], time_zone: 'UTC' } },
+        'digest.recipients',
+      )
+    for (const zone of ['+05:00', '-08:00'])
+      await refused({ digest: { frequency: 'weekly', recipients: [], time_zone: zone } }, 'digest.time_zone')
     // Schema-level refusals: an unknown severity, too many recipients, an overlong URL.
     for (const body of [
       { alert_email: { min_severity: 'urgent', recipients: [] } },
@@ -195,6 +214,11 @@ describe('notification settings', () => {
       enabled: true,
       min_severity: 'medium',
       recipients: [],
+    })
+    expect((await api('GET', account)).body.data.digest).toEqual({
+      frequency: 'weekly',
+      recipients: [],
+      time_zone: 'UTC',
     })
   })
 

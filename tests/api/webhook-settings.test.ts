@@ -47,6 +47,46 @@ describe('settings', () => {
     expect((await api('PUT', '', account, { url: null })).body.data).toMatchObject({ url: null })
   })
 
+  // Found by a hostile-input sweep: port 0 was saved. A URL with a user name or password would put a
+  // secret in the API's answers and the delivery log, which show the URL (docs/webhooks.md).
+  test('port 0 and a user name or password in the URL are refused, with and without WEBHOOK_ALLOW_PRIVATE', async () => {
+    const strict = await startTestApp(
+      { DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' },
+      { db: t.db },
+    )
+    try {
+      for (const app of [t, strict]) {
+        const account = await app.account()
+        const put = (url: string) =>
+          app.request('PUT', '/api/v1/webhooks', { token: account.token, body: { url } })
+        for (const [url, message] of [
+          ['https://93.184.216.34:0/x', 'The url must not use port 0.'],
+          ['https://public.example:00/x', 'The url must not use port 0.'],
+          ['https://user:pass@public.example/x', 'The url must not contain a user name or password.'],
+          ['https://user@public.example/x', 'The url must not contain a user name or password.'],
+          ['https://:pass@public.example/x', 'The url must not contain a user name or password.'],
+        ]) {
+          const res = await put(url!)
+          expect({ url, status: res.status, errors: res.body.errors }).toEqual({
+            url,
+            status: 400,
+            errors: { url: [message] },
+          })
+        }
+        expect(
+          (await app.request('GET', '/api/v1/webhooks', { token: account.token })).body.data.url,
+        ).toBeNull()
+        // An explicit port is fine; the default one is dropped as the URL standard does.
+        expect((await put('https://public.example:8443/x')).body.data.url).toBe(
+          'https://public.example:8443/x',
+        )
+        expect((await put('https://public.example:443/x')).body.data.url).toBe('https://public.example/x')
+      }
+    } finally {
+      await strict.close()
+    }
+  })
+
   test('without WEBHOOK_ALLOW_PRIVATE: https only, and only hosts with public addresses', async () => {
     const strict = await startTestApp(
       { DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '300' },

@@ -1,4 +1,5 @@
-import { expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
+import { SINGLE_LINE } from '../../plugins/input-schemas.ts'
 import { describeError, validationBody } from '../../plugins/validation-messages.ts'
 
 test('messages are written from the schema, not TypeBox internals', () => {
@@ -88,4 +89,79 @@ test('a coerced number is found by the text it came from', () => {
   expect(Object.keys(validationBody([{ path: '', schema, value: 1e308 }], 'query', {}, body).errors)).toEqual(
     ['version'],
   )
+})
+
+// Found by a hostile-input sweep: 21 `dkim_selectors` answered "must be a list", which the caller
+// had sent. Each keyword a request schema uses has a message that says what is wrong.
+describe('each schema keyword has its own message', () => {
+  const message = (schema: Record<string, unknown>, value: unknown) =>
+    describeError({ path: '/x', schema, value }, 'x')
+
+  test('lists: at most, at least, unique items; not a list at all', () => {
+    const list = { type: 'array', minItems: 1, maxItems: 20 }
+    expect(message(list, Array.from({ length: 21 }, String))).toBe('The x field may have at most 20 items.')
+    expect(message({ type: 'array', maxItems: 1 }, ['a', 'b'])).toBe('The x field may have at most 1 item.')
+    expect(message(list, [])).toBe('The x field must not be empty.')
+    expect(message({ type: 'array', minItems: 2 }, ['a'])).toBe('The x field must have at least 2 items.')
+    expect(message({ type: 'array', uniqueItems: true }, ['a', 'a'])).toBe(
+      'The x field must not list the same item twice.',
+    )
+    expect(message(list, 'a')).toBe('The x field must be a list.')
+    expect(message(list, { 0: 'a' })).toBe('The x field must be a list.')
+    // A nullable list (`t.Nullable(t.Array(...))`) is judged by its list alternative.
+    expect(message({ anyOf: [{ type: 'null' }, { ...list }] }, Array.from({ length: 21 }, String))).toBe(
+      'The x field may have at most 20 items.',
+    )
+  })
+
+  test('text: lengths, control and bidirectional characters, formats, a fixed value', () => {
+    const line = { type: 'string', minLength: 1, maxLength: 5, pattern: SINGLE_LINE }
+    expect(message(line, '')).toBe('The x field must not be empty.')
+    expect(message({ ...line, minLength: 3 }, 'ab')).toBe('The x field must have at least 3 characters.')
+    expect(message(line, 'abcdef')).toBe('The x field may have at most 5 characters.')
+    expect(message(line, 'a\nb')).toBe('The x field must not contain control characters.')
+    expect(message(line, 'a\u202eb')).toBe(
+      'The x field must not contain bidirectional control characters (U+202A–U+202E, U+2066–U+2069).',
+    )
+    expect(message(line, 'a\u2068b')).toContain('bidirectional control characters')
+    expect(message({ type: 'string', format: 'date' }, '2026-13-01')).toBe(
+      'The x field must be an ISO 8601 date.',
+    )
+    expect(message({ type: 'string', format: 'date-time' }, 'soon')).toBe(
+      'The x field must be an ISO 8601 timestamp.',
+    )
+    expect(message({ type: 'string', format: 'ipv4' }, '300.1.2.3')).toBe(
+      'The x field must be an IPv4 address.',
+    )
+    expect(message({ type: 'string', format: 'ipv6' }, 'x')).toBe('The x field must be an IPv6 address.')
+    expect(message({ type: 'string', format: 'uuid' }, 'x')).toBe('The x field must be a UUID.')
+    expect(message({ type: 'string', pattern: '^[a-z]+$' }, 'A')).toBe('The x field has an invalid format.')
+    expect(message({ const: 'accepted' }, 'x')).toBe('The x field must be accepted.')
+  })
+
+  test('numbers: ranges, whole numbers, and the numeric text Elysia lists beside an integer', () => {
+    expect(message({ type: 'integer', minimum: 1, maximum: 100 }, 0)).toBe(
+      'The x field must be a whole number from 1 to 100.',
+    )
+    expect(message({ type: 'integer', minimum: 1 }, -1)).toBe(
+      'The x field must be a whole number of at least 1.',
+    )
+    expect(message({ type: 'number', maximum: 5 }, 6)).toBe('The x field must be a number of at most 5.')
+    const elysiaInteger = {
+      minimum: 1,
+      maximum: 2_147_483_647,
+      anyOf: [
+        { type: 'string', format: 'integer', default: 0 },
+        { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+      ],
+    }
+    for (const value of ['0x1', ' 1 ', '1.0', 1.5])
+      expect(message(elysiaInteger, value), String(value)).toBe(
+        'The x field must be a whole number from 1 to 2147483647.',
+      )
+  })
+
+  test('one of a list of values', () => {
+    expect(message({ type: 'string', enum: ['a', 'b'] }, 'c')).toBe('The x field must be one of: a, b.')
+  })
 })

@@ -3,6 +3,8 @@
 // rule (docs/api.md, "Input rules") is a `violation`: it must be a 400 naming the field. A `probe`
 // is hostile but allowed by the schema: any answer will do except a 5xx, a leak or HTML.
 
+import { SINGLE_LINE } from '../../plugins/input-schemas.ts'
+
 export interface JsonSchema {
   type?: string | string[]
   anyOf?: JsonSchema[]
@@ -16,6 +18,7 @@ export interface JsonSchema {
   minLength?: number
   maxLength?: number
   minItems?: number
+  maxItems?: number
   items?: JsonSchema
   properties?: Record<string, JsonSchema>
   required?: string[]
@@ -42,9 +45,12 @@ export function alternatives(schema: JsonSchema): JsonSchema[] {
   return withNull([schema])
 }
 
-export const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F]*$'
 const BIG = ['99999999999999999999', '9223372036854775808', '18446744073709551616', '-9223372036854775809']
 const CONTROLS = { NUL: 'a\u0000b', ESC: 'a\u001bb', DEL: 'a\u007fb' }
+/** Refused by single-line fields: line breaks, and bidi controls that reorder how text displays. */
+const SINGLE_LINE_BREAKERS = { LF: 'a\nb', TAB: 'a\tb', RLO: 'a\u202eb', RLI: 'a\u2067b' }
+/** Text Number() reads as 1 that is not decimal digits (Elysia's t.Integer took it in a JSON body). */
+const LOOSE_INTEGERS = ['0x1', ' 1 ', '1.0', '1e0', '+1']
 // Schema-valid text that has broken parsers and queries: numbers past 2^63 and past the year 9999,
 // NaN, a prototype name, SQL. Few on purpose: each reaches a handler and the database.
 const PROBES = ['9223372036854775808', 'NaN', '99999', '+275760-09-13T00:00:00Z', '__proto__', "' or 1=1 --"]
@@ -95,10 +101,8 @@ export function textCases(schema: JsonSchema): ValueCase[] {
     const longest = Math.max(...k.text.map((s) => s.maxLength ?? 0))
     const long = 'x'.repeat(longest >= 10_240 ? longest + 1 : 10_240)
     add(`${long.length} characters`, long, !acceptedText(k.text, long))
-    if (k.text.some((s) => s.pattern === SINGLE_LINE)) {
-      add('LF', 'a\nb', true)
-      add('TAB', 'a\tb', true)
-    }
+    if (k.text.some((s) => s.pattern === SINGLE_LINE))
+      for (const [label, value] of Object.entries(SINGLE_LINE_BREAKERS)) add(label, value, true)
     if (k.text.every((s) => s.enum || s.const !== undefined)) add('not one of the values', 'nope', true)
     for (const value of PROBES) add(`probe ${value}`, value, !acceptedText(k.text, value))
   }
@@ -119,7 +123,8 @@ export function jsonCases(schema: JsonSchema): ValueCase[] {
     const longest = Math.max(...k.text.map((s) => s.maxLength ?? 0))
     const long = 'x'.repeat(longest >= 10_240 ? longest + 1 : 10_240)
     add(`${long.length} characters`, long, !acceptedText(k.text, long))
-    if (k.text.some((s) => s.pattern === SINGLE_LINE)) add('LF', 'a\nb', true)
+    if (k.text.some((s) => s.pattern === SINGLE_LINE))
+      for (const [label, value] of Object.entries(SINGLE_LINE_BREAKERS)) add(label, value, true)
     if (k.text.every((s) => s.enum || s.const !== undefined)) add('not one of the values', 'nope', true)
     for (const value of PROBES) add(`probe ${value}`, value, !acceptedText(k.text, value))
     if (!k.integer) add('number for text', 12345, true)
@@ -131,6 +136,7 @@ export function jsonCases(schema: JsonSchema): ValueCase[] {
     for (const value of [BIG[1]!, BIG[3]!]) add(`text ${value}`, value, true)
     if (max !== undefined) add('maximum + 1', max + 1, true)
     add('text NaN', 'NaN', true)
+    if (!takesText) for (const value of LOOSE_INTEGERS) add(`text ${JSON.stringify(value)}`, value, true)
   }
   if (!k.boolean) add('boolean', true, true)
   else add('text for boolean', 'yes', !takesText)
@@ -139,6 +145,13 @@ export function jsonCases(schema: JsonSchema): ValueCase[] {
   if (!k.nullable) add('null', null, true)
   if (k.object) add('text for an object', 'x', !takesText)
   if (k.array) add('object for a list', { 0: 'x' }, true)
+  if (k.array?.maxItems !== undefined)
+    add(
+      'maxItems + 1',
+      Array.from({ length: k.array.maxItems + 1 }, (_, i) => `item${i}`),
+      true,
+    )
+  if (k.array?.minItems) add('fewer than minItems', [], true)
   return cases
 }
 

@@ -218,9 +218,11 @@ describe('inviteMember', () => {
 
   test('a bad email or role, or an existing member, is refused at the field', async () => {
     const w = world()
-    expect(await invite(w, { email: 'nope' })).toMatchObject({
-      failure: { errors: { email: expect.any(Array) } },
-    })
+    // 'nope', and addresses that only the old `x@y.z` pattern took (found by a hostile-input sweep).
+    for (const email of ['nope', '<dan@example.com>', 'dan..x@example.com', 'dan@-example.com'])
+      expect(await invite(w, { email }), email).toMatchObject({
+        failure: { errors: { email: ['Give a valid email address.'] } },
+      })
     expect(await invite(w, { role: 'admin' })).toMatchObject({
       failure: { errors: { role: expect.any(Array) } },
     })

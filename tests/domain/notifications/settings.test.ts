@@ -23,11 +23,21 @@ describe('rules', () => {
     expect(atLeast('info', 'info')).toBe(true)
   })
 
-  test('time zones are what Intl knows', () => {
-    for (const zone of ['UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Asia/Kolkata'])
+  test('time zones are the IANA names the runtime lists, and UTC', () => {
+    for (const zone of ['UTC', 'Etc/UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Asia/Kolkata'])
       expect(isTimeZone(zone), zone).toBe(true)
+    for (const zone of Intl.supportedValuesOf('timeZone')) expect(isTimeZone(zone), zone).toBe(true)
     for (const zone of ['', 'Mars/Olympus_Mons', 'Europe/Paris\n', 'x'.repeat(65)])
       expect(isTimeZone(zone), zone).toBe(false)
+  })
+
+  // Intl.DateTimeFormat takes offsets too (since ES2024): a hostile-input sweep got `+05:00` saved
+  // as the digest's time zone. Links and other spellings Intl knows name a zone, and stay.
+  test('offsets are refused; links and other spellings of a zone are taken', () => {
+    for (const zone of ['+05:00', '-0800', '+05', 'Europe/Paris ', ' UTC'])
+      expect(isTimeZone(zone), zone).toBe(false)
+    for (const zone of ['US/Eastern', 'Asia/Calcutta', 'EST', 'utc', 'europe/paris'])
+      expect(isTimeZone(zone), zone).toBe(true)
   })
 
   test('recipients: normalised, deduplicated, bounded, malformed refused on the field', () => {
@@ -35,6 +45,17 @@ describe('rules', () => {
       ok(['a@example.com', 'b@example.org']),
     )
     expect(checkRecipients('r', ['nope']).ok).toBe(false)
+    // Found by a hostile-input sweep: the old `x@y.z` pattern took these, the first with its brackets.
+    for (const address of [
+      '<a@example.com>',
+      'a..b@example.com',
+      '.a@example.com',
+      'a@-example.com',
+      'a@example..com',
+    ])
+      expect(checkRecipients('r', ['ok@example.com', address]), address).toEqual(
+        invalid('r', `Not an email address: ${address}.`),
+      )
     const many = Array.from({ length: MAX_RECIPIENTS + 1 }, (_, i) => `u${i}@example.com`)
     const refused = checkRecipients('alert_email.recipients', many)
     expect(

@@ -42,3 +42,33 @@ describe('normalizeOrganizationName', () => {
       expect(refusal(raw)).toEqual({ name: ['The organization name must not contain control characters.'] })
   })
 })
+
+// Found by a hostile-input sweep: "Café" typed with a composed é (NFC) and with e + U+0301 (NFD)
+// made two organizations that look alike, and a right-to-left override let a name display as
+// another (CVE-2021-42574, "Trojan Source").
+describe('Unicode', () => {
+  test('names are stored in NFC, so the NFD spelling is the same name', () => {
+    expect(normalizeOrganizationName('Cafe\u0301')).toEqual({ ok: true, value: 'Caf\u00e9' })
+    expect(normalizeOrganizationName('Caf\u00e9')).toEqual({ ok: true, value: 'Caf\u00e9' })
+    expect(normalizeOrganizationName('  A\u0308rger  GmbH ')).toEqual({ ok: true, value: '\u00c4rger GmbH' })
+  })
+
+  test('the length counts the NFC name', () => {
+    const nfd = 'e\u0301'.repeat(MAX_ORGANIZATION_NAME)
+    expect(normalizeOrganizationName(nfd)).toEqual({
+      ok: true,
+      value: '\u00e9'.repeat(MAX_ORGANIZATION_NAME),
+    })
+  })
+
+  test('bidirectional embedding, override and isolate controls are refused', () => {
+    for (const code of [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069])
+      expect(refusal(`Acme${String.fromCodePoint(code)}moc.exe`), code.toString(16)).toEqual({
+        name: [
+          'The organization name must not contain bidirectional control characters (U+202A–U+202E, U+2066–U+2069).',
+        ],
+      })
+    // Right-to-left text itself is a name like any other.
+    expect(normalizeOrganizationName('שלום עולם')).toEqual({ ok: true, value: 'שלום עולם' })
+  })
+})
