@@ -1,11 +1,15 @@
 import { Elysia, ParseError } from 'elysia'
 import { FailureError } from './failures.ts'
 import { findUnsafeJson, type InputProblem, unsafeInputFailure } from './input-rules.ts'
+import { readFormHead, utf8Text } from './multipart.ts'
 
 export interface BodyLimits {
   /** Default for every route (docs/api.md "Authentication and limits": JSON bodies 1 MB). */
   defaultBytes: number
-  /** Larger limits for path prefixes, e.g. raw report intake (64 MB). */
+  /**
+   * Larger limits for path prefixes, for bodies that stream: raw report intake, a multipart upload
+   * (64 MB). A body this parser holds whole (JSON, a form's text) stays under `defaultBytes`.
+   */
   byPrefix: { prefix: string; bytes: number }[]
   /** Paths whose handlers read the raw body stream themselves (under their limit); not parsed here. */
   rawPrefixes?: string[]
@@ -22,6 +26,7 @@ export const RAW_BODY = Object.freeze({ rawBody: true })
 const tooLargeMarker = (limit: number) => Object.freeze({ [TOO_LARGE]: limit })
 const NOT_JSON = Object.freeze({ notJson: Symbol('not JSON') })
 const NOT_OBJECT = Object.freeze({ notObject: Symbol('not a JSON object') })
+const NOT_UTF8 = Object.freeze({ notUtf8: Symbol('not UTF-8') })
 const UNSAFE = Symbol('body breaking an input rule')
 const unsafeMarker = (problem: InputProblem) => Object.freeze({ [UNSAFE]: problem })
 
@@ -37,6 +42,10 @@ export function assertWellFormed(body: unknown): void {
   }
   if (body === NOT_OBJECT) {
     const message = 'The request body must be a JSON object.'
+    throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
+  }
+  if (body === NOT_UTF8) {
+    const message = 'The request body must be well-formed UTF-8 text.'
     throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
   }
   if (body !== null && typeof body === 'object' && UNSAFE in body) {
@@ -59,6 +68,20 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
   return Buffer.concat(chunks)
 }
 
+const isJson = (contentType: string) => /^application\/([\w.+-]+\+)?json\b/i.test(contentType)
+
+/** The parse result of a multipart body: its fields before the first file (readFormHead). */
+async function formHead(request: Request, limits: BodyLimits) {
+  // The header itself: Elysia's `contentType` has lost the boundary parameter.
+  const type = request.headers.get('content-type') ?? ''
+  // The fields are a form's text, held like any other: at most the default limit of them.
+  const head = await readFormHead(request.body, type, limits.defaultBytes)
+  if (head.ok) return head.form
+  if (head.problem === 'too_large') return tooLargeMarker(limits.defaultBytes)
+  if (head.problem === 'not_utf8') return NOT_UTF8
+  return new FormData()
+}
+
 /**
  * Global: refuses an oversize body with 413 `payload_too_large` before it is read (by Content-Length)
  * or while it is read (JSON bodies of unknown length), and parses JSON itself so malformed JSON is a
@@ -77,7 +100,15 @@ export function bodyLimit(limits: BodyLimits) {
       // content type; this parser runs before theirs and answers for them.
       // A value (not undefined) stops Elysia's own parsers too, so the stream stays unread.
       if (limits.rawPrefixes?.some((prefix) => path.startsWith(prefix))) return RAW_BODY
-      const limit = limitFor(limits, path)
+      // A file upload (the dashboard's report upload; not under /api/, where every body is JSON):
+      // only its fields before the first file are read here, the files stay in the stream for the
+      // route (plugins/multipart.ts). A body that is no valid multipart is an empty form (the CSRF
+      // check then refuses it).
+      if (/^multipart\/form-data\b/i.test(contentType) && !path.startsWith('/api/'))
+        return formHead(request, limits)
+      // A body held whole (JSON, a form's text) is never larger than the default: the larger limits
+      // are for what streams (raw routes, uploads), so concurrent requests cannot hold them.
+      const limit = Math.min(limitFor(limits, path), limits.defaultBytes)
       let bytes: Uint8Array
       try {
         bytes = await readLimited(request, limit)
@@ -87,20 +118,10 @@ export function bodyLimit(limits: BodyLimits) {
         if (error instanceof FailureError) return tooLargeMarker(limit)
         throw error
       }
-      // A file upload (the dashboard's report upload): parsed here, since decoding it as text would
-      // corrupt binary files. Not under /api/, where every body is JSON (below). A body that is no
-      // valid multipart is an empty form (the CSRF check then refuses it).
-      if (/^multipart\/form-data\b/i.test(contentType) && !path.startsWith('/api/')) {
-        try {
-          // The header itself: Elysia's `contentType` has lost the boundary parameter.
-          const type = request.headers.get('content-type') ?? contentType
-          return await new Response(bytes as BodyInit, { headers: { 'content-type': type } }).formData()
-        } catch {
-          return new FormData()
-        }
-      }
-      const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes)
-      if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+      // Bytes that are not UTF-8 are refused, never read as U+FFFD (docs/api.md, "Input rules").
+      const text = utf8Text(bytes)
+      if (text === null) return path.startsWith('/api/') && !isJson(contentType) ? NOT_JSON : NOT_UTF8
+      if (!isJson(contentType)) {
         // Every API body is JSON (routes that take anything else are raw, above). Elysia would
         // otherwise read a text body as JSON anyway, or a form as an empty object.
         if (path.startsWith('/api/') && text.trim() !== '') return NOT_JSON

@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import type { SpooledMessage } from '../domain/ingest/intake.ts'
 import { recipientFromHeaders } from '../domain/ingest/routing.ts'
 import type { Failure } from '../domain/shared/result.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { parseHeaders } from '../infrastructure/mail/header-recipient.ts'
 import { handOff, INTAKE_SOCKET_FILE } from '../infrastructure/mail/intake-socket.ts'
+import { firstBytes, spoolMessage } from '../infrastructure/mail/message-spool.ts'
 import type { Config } from './config.ts'
 
 // `bun run cli ingest`, the mail server's pipe transport (docs/ingestion.md, "The CLI pipe"). With
@@ -15,7 +19,8 @@ import type { Config } from './config.ts'
 export const EX_TEMPFAIL = 75
 
 export interface IngestMessage {
-  raw: Uint8Array
+  /** Spooled as it was read (docs/ingestion.md, "Memory"); null when it passed the limit. */
+  raw: SpooledMessage | null
   recipient: string | null
 }
 
@@ -26,12 +31,25 @@ export type IngestOutcome =
   /** Not stored now (exit 75: the mail server retries). */
   | { ok: false; notStored: string }
 
+/** Where recipientFromHeaders looks: its header block is at most 256 KiB (header-recipient.ts). */
+const HEADER_BYTES = 256 * 1024
+
+/**
+ * Stdin, spooled: a message is never held whole, and reading stops as soon as it passes
+ * INGEST_MAX_MESSAGE_BYTES (the mail server then bounces it). The spool's file lives in a directory
+ * of this process, removed when it exits, whichever way the message went (stored, refused, the
+ * database busy).
+ */
 export async function readMessage(config: Config, recipient: string | undefined): Promise<IngestMessage> {
-  const raw = new Uint8Array(await new Response(Bun.stdin.stream()).arrayBuffer())
+  const dir = mkdtempSync(join(tmpdir(), 'dmarcwatch-ingest-'))
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+  const stdin = Bun.stdin.stream() as unknown as AsyncIterable<Uint8Array>
+  const spooled = await spoolMessage(stdin, { maxBytes: config.ingestMaxMessageBytes, dir })
+  if (!spooled.ok) return { raw: null, recipient: recipient ?? null }
+  const headers = parseHeaders(await firstBytes(spooled.spool, HEADER_BYTES))
   return {
-    raw,
-    recipient:
-      recipient ?? recipientFromHeaders(Object.fromEntries(parseHeaders(raw)), config.ingestDomain) ?? null,
+    raw: spooled.spool,
+    recipient: recipient ?? recipientFromHeaders(Object.fromEntries(headers), config.ingestDomain) ?? null,
   }
 }
 
@@ -51,14 +69,25 @@ function refusal(failure: Failure, recipient: string | null): IngestOutcome {
   return { ok: false, refused: `not accepted: ${failure.code}` }
 }
 
-/** Through the running service's intake socket; null when no service serves DATA_DIR. */
+const tooLarge = (config: Config): IngestOutcome =>
+  refusal({ code: 'payload_too_large', limit: config.ingestMaxMessageBytes }, null)
+
+/**
+ * Through the running service's intake socket; null when no service serves DATA_DIR. A message
+ * over the limit is refused here, with no service or database asked.
+ */
 export async function ingestThroughService(
   config: Config,
   message: IngestMessage,
 ): Promise<IngestOutcome | null> {
+  if (message.raw === null) return tooLarge(config)
   if (config.databaseUrl !== null) return null
   const path = join(resolve(config.dataDir), INTAKE_SOCKET_FILE)
-  const result = await handOff(path, message, { maxMessageBytes: config.ingestMaxMessageBytes })
+  const result = await handOff(
+    path,
+    { raw: message.raw, recipient: message.recipient },
+    { maxMessageBytes: config.ingestMaxMessageBytes },
+  )
   switch (result.outcome) {
     case 'no_service':
       return null
@@ -77,6 +106,7 @@ export async function ingestWithDatabase(
   database: Database,
   message: IngestMessage,
 ): Promise<IngestOutcome> {
+  if (message.raw === null) return tooLarge(config)
   const { startBoss } = await import('../infrastructure/queue/pg-boss.ts')
   const { intake } = await import('./compose.ts')
   const { createQueues } = await import('../infrastructure/queue/catalogue.ts')

@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs'
-import type { Accepted, AcceptMessage } from '../../domain/ingest/intake.ts'
+import type { Accepted, AcceptMessage, SpooledMessage } from '../../domain/ingest/intake.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { Failure } from '../../domain/shared/result.ts'
 
@@ -95,10 +95,25 @@ export type HandOff =
   /** The service did not confirm storing it (it may have): the mail server should retry later. */
   | { outcome: 'not_stored'; reason: string }
 
+/** A stream of pieces, each read when the stream is pulled (fetch sends it chunked). */
+function streamOf(pieces: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  const iterator = pieces[Symbol.asyncIterator]()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next()
+      if (next.done) controller.close()
+      else controller.enqueue(next.value)
+    },
+    async cancel() {
+      await iterator.return?.()
+    },
+  })
+}
+
 /** Hands a raw message to the service listening on `path`, if one does. */
 export async function handOff(
   path: string,
-  message: { raw: Uint8Array; recipient: string | null },
+  message: { raw: Uint8Array | SpooledMessage; recipient: string | null },
   options: { maxMessageBytes: number; timeoutMs?: number },
 ): Promise<HandOff> {
   if (!existsSync(path)) return { outcome: 'no_service' }
@@ -107,7 +122,11 @@ export async function handOff(
   try {
     response = await fetch(`http://localhost/messages${query}`, {
       method: 'POST',
-      body: message.raw as Uint8Array<ArrayBuffer>,
+      // A spooled message (the CLI's stdin) is sent as it is read back, never held whole.
+      body:
+        message.raw instanceof Uint8Array
+          ? (message.raw as Uint8Array<ArrayBuffer>)
+          : streamOf(message.raw.pieces()),
       unix: path,
       signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
     })

@@ -96,3 +96,15 @@ export async function spoolMessage(
     },
   }
 }
+
+/** The first `count` bytes of a spooled message (fewer if it is shorter): its header, its kind. */
+export async function firstBytes(message: SpooledMessage, count: number): Promise<Uint8Array> {
+  const pieces: Uint8Array[] = []
+  let size = 0
+  for await (const piece of message.pieces()) {
+    pieces.push(piece)
+    size += piece.byteLength
+    if (size >= count) break
+  }
+  return Buffer.concat(pieces).subarray(0, count)
+}

@@ -1,8 +1,9 @@
 import type { ImportedReport, ImportOutcome } from '../../domain/ingest/import-outcome.ts'
-import type { IntakeSource } from '../../domain/ingest/intake.ts'
+import type { IntakeSource, SpooledMessage } from '../../domain/ingest/intake.ts'
 import type { Failure } from '../../domain/shared/result.ts'
 import { fileKind } from '../../infrastructure/mail/file-kind.ts'
 import { splitMbox } from '../../infrastructure/mail/mbox.ts'
+import { firstBytes } from '../../infrastructure/mail/message-spool.ts'
 import { SNIFF_BYTES } from '../../infrastructure/mail/sniff.ts'
 import type { IngestNow } from './ingest-now.ts'
 
@@ -58,25 +59,34 @@ function failureText(failure: Failure, maxBytes: number): string {
   return failure.code
 }
 
-async function importOne(ctx: ImportContext, label: string, raw: Uint8Array): Promise<ImportItem> {
-  if (raw.byteLength === 0) return { status: 'skipped', label, detail: 'empty message' }
+async function importOne(
+  ctx: ImportContext,
+  label: string,
+  raw: Uint8Array | SpooledMessage,
+): Promise<ImportItem> {
+  if ((raw instanceof Uint8Array ? raw.byteLength : raw.size) === 0)
+    return { status: 'skipped', label, detail: 'empty message' }
   const result = await ctx.importer({ raw, recipient: null, source: ctx.source, accountId: ctx.accountId })
   if (!result.ok) return { status: 'refused', label, detail: failureText(result.failure, ctx.maxBytes) }
   return itemOf(label, result.value)
 }
 
 /**
- * The items of one file (a Blob: a file on disk through Bun.file, or an upload). An mbox is read
- * as a stream, a message at a time; anything else whole, up to `maxBytes`.
+ * The items of one file (a Blob: a file on disk through Bun.file; or a spooled upload, never held
+ * whole). An mbox is read as a stream, a message at a time; anything else whole, up to `maxBytes`
+ * (a spooled file stays spooled: intake takes it as it is).
  */
 export async function* importBlob(
   ctx: ImportContext,
   label: string,
-  blob: Blob,
+  blob: Blob | SpooledMessage,
   /** Bytes of an mbox read so far (a progress bar), called as it streams. */
   reading?: (bytes: number) => void,
 ): AsyncGenerator<ImportItem> {
-  const head = new Uint8Array(await blob.slice(0, SNIFF_BYTES).arrayBuffer())
+  const head =
+    blob instanceof Blob
+      ? new Uint8Array(await blob.slice(0, SNIFF_BYTES).arrayBuffer())
+      : await firstBytes(blob, SNIFF_BYTES)
   if (head.byteLength === 0) {
     yield { status: 'skipped', label, detail: 'empty file' }
     return
@@ -88,7 +98,8 @@ export async function* importBlob(
   }
   if (kind === 'mbox') {
     let n = 0
-    const stream = blob.stream() as unknown as AsyncIterable<Uint8Array>
+    const stream =
+      blob instanceof Blob ? (blob.stream() as unknown as AsyncIterable<Uint8Array>) : blob.pieces()
     async function* counted() {
       let read = 0
       for await (const chunk of stream) {
@@ -109,7 +120,7 @@ export async function* importBlob(
     yield { status: 'refused', label, detail: tooLarge(ctx.maxBytes) }
     return
   }
-  yield await importOne(ctx, label, new Uint8Array(await blob.arrayBuffer()))
+  yield await importOne(ctx, label, blob instanceof Blob ? new Uint8Array(await blob.arrayBuffer()) : blob)
 }
 
 const ORDER: ItemStatus[] = ['stored', 'duplicate', 'quarantined', 'pending', 'skipped', 'refused', 'failed']
