@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { ImportOutcome } from '../../domain/ingest/import-outcome.ts'
-import { sniffFormat } from '../../infrastructure/mail/sniff.ts'
+import { firstBytes, spoolMessage } from '../../infrastructure/mail/message-spool.ts'
+import { SNIFF_BYTES, sniffFormat } from '../../infrastructure/mail/sniff.ts'
 import { apiModels, authErrors, enumOf, ResponseInt } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
-import { readLimited } from '../../plugins/body-limit.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import type { IngestNow } from '../wiring/ingest-now.ts'
 
@@ -71,6 +71,8 @@ export const importHttpStatus = (outcome: ImportOutcome) =>
 export const NOT_A_REPORT =
   'The body is not a report file: expected DMARC aggregate XML, gzip or zip, or TLS-RPT JSON (an email goes to POST /ingest/messages).'
 
+async function* emptyBody(): AsyncGenerator<Uint8Array> {}
+
 export interface IngestReportRouteDeps {
   importReport: IngestNow
   auth: AuthDeps
@@ -85,24 +87,41 @@ export function ingestReportRoutes(deps: IngestReportRouteDeps) {
     .post(
       '/reports',
       async ({ principal, request, status }) => {
-        const raw = await readLimited(request, deps.maxMessageBytes)
-        if (raw.byteLength === 0) {
-          const message = 'The body is empty.'
-          throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
+        // Spooled, not held, as POST /ingest/messages is (docs/ingestion.md, "Memory"): a 64 MB
+        // file costs a megabyte here, however many arrive at once.
+        const declared = Number(request.headers.get('content-length'))
+        if (Number.isSafeInteger(declared) && declared > deps.maxMessageBytes)
+          throw new FailureError({ code: 'payload_too_large', limit: deps.maxMessageBytes })
+        const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
+        const spooled = await spoolMessage(body, { maxBytes: deps.maxMessageBytes })
+        if (!spooled.ok) throw new FailureError({ code: 'payload_too_large', limit: deps.maxMessageBytes })
+        try {
+          const head = await firstBytes(spooled.spool, 2 * SNIFF_BYTES)
+          if (head.byteLength === 0) {
+            const message = 'The body is empty.'
+            throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
+          }
+          // Told by content (sniff.ts), whatever the Content-Type says; anything else is refused,
+          // not stored: there is nothing in it to retry.
+          if (sniffFormat(head) === null) {
+            throw new FailureError({
+              code: 'validation_failed',
+              message: NOT_A_REPORT,
+              errors: { body: [NOT_A_REPORT] },
+            })
+          }
+          const outcome = unwrap(
+            await deps.importReport({
+              raw: spooled.spool,
+              recipient: null,
+              source: 'http',
+              accountId: principal.accountId,
+            }),
+          )
+          return status(importHttpStatus(outcome), importResultBody(outcome))
+        } finally {
+          await spooled.spool.discard()
         }
-        // Told by content (sniff.ts), whatever the Content-Type says; anything else is refused,
-        // not stored: there is nothing in it to retry.
-        if (sniffFormat(raw) === null) {
-          throw new FailureError({
-            code: 'validation_failed',
-            message: NOT_A_REPORT,
-            errors: { body: [NOT_A_REPORT] },
-          })
-        }
-        const outcome = unwrap(
-          await deps.importReport({ raw, recipient: null, source: 'http', accountId: principal.accountId }),
-        )
-        return status(importHttpStatus(outcome), importResultBody(outcome))
       },
       {
         auth: true,

@@ -1,13 +1,13 @@
 import { Elysia, t } from 'elysia'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
 import { type QuarantineStore, retryQuarantined } from '../../domain/ingest/quarantine.ts'
+import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
 import { readAll } from '../../infrastructure/mail/extract-reports.ts'
 import { gunzipStream } from '../../infrastructure/mail/gzip-stream.ts'
 import { spoolMessage } from '../../infrastructure/mail/message-spool.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
-import { readLimited } from '../../plugins/body-limit.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { IdText, Line } from '../../plugins/input-schemas.ts'
@@ -55,7 +55,9 @@ export interface IngestRouteDeps {
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
 export function ingestRoutes(deps: IngestRouteDeps) {
-  const read = async (request: Request) => readLimited(request, deps.maxMessageBytes)
+  // A TLS-RPT body is never larger than what it decompresses to (16 MB at most).
+  const tlsBodyBytes = Math.min(deps.maxMessageBytes, TLS_RPT_LIMITS.maxDecompressedBytes)
+  const tlsGate = concurrencyLimit(2)
   return (
     new Elysia({ name: 'routes:ingest', prefix: '/ingest', detail: { tags: ['Report intake'] } })
       .use(apiModels)
@@ -145,17 +147,31 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       .post(
         '/tls-rpt',
         async ({ principal, request, status }) => {
-          const body = await read(request)
-          // Detected by magic bytes, decompressed under the same caps as mailed reports (gzip bombs).
-          const gzipped = body[0] === 0x1f && body[1] === 0x8b
-          const bytes = gzipped
-            ? await readAll(gunzipStream(body, TLS_RPT_LIMITS), TLS_RPT_LIMITS.maxDecompressedBytes)
-            : ({ ok: true, value: body } as const)
-          if (!bytes.ok) {
-            const message = bytes.reason.message
-            throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
-          }
-          const stored = await deps.storeTlsReport(principal.accountId, new TextDecoder().decode(bytes.value))
+          const declared = Number(request.headers.get('content-length'))
+          if (Number.isSafeInteger(declared) && declared > tlsBodyBytes)
+            throw new FailureError({ code: 'payload_too_large', limit: tlsBodyBytes })
+          // Spooled as it arrives; read whole, decompressed and parsed two at a time, so requests
+          // at once cost a spool each, not their bodies (docs/ingestion.md, "Memory").
+          const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
+          const spooled = await spoolMessage(body, { maxBytes: tlsBodyBytes })
+          if (!spooled.ok) throw new FailureError({ code: 'payload_too_large', limit: tlsBodyBytes })
+          const stored = await tlsGate(async () => {
+            try {
+              const whole = Buffer.concat(await Array.fromAsync(spooled.spool.pieces()))
+              // Detected by magic bytes, decompressed under the same caps as mailed reports (gzip bombs).
+              const gzipped = whole[0] === 0x1f && whole[1] === 0x8b
+              const bytes = gzipped
+                ? await readAll(gunzipStream(whole, TLS_RPT_LIMITS), TLS_RPT_LIMITS.maxDecompressedBytes)
+                : ({ ok: true, value: whole } as const)
+              if (!bytes.ok) {
+                const message = bytes.reason.message
+                throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
+              }
+              return await deps.storeTlsReport(principal.accountId, new TextDecoder().decode(bytes.value))
+            } finally {
+              await spooled.spool.discard()
+            }
+          })
           if (!stored.ok) {
             throw new FailureError({
               code: 'validation_failed',

@@ -154,3 +154,34 @@ describe('session counts', () => {
     ])
   })
 })
+
+describe('body size', () => {
+  test('a body past 16 MB (what a report may decompress to) is 413, by Content-Length or while streaming', async () => {
+    const big = new Uint8Array(16 * 1024 * 1024 + 1).fill(0x20)
+    const declared = await t.app.handle(
+      new Request('http://localhost/api/v1/ingest/tls-rpt', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/tlsrpt+json' },
+        body: big,
+      }),
+    )
+    expect(declared.status).toBe(413)
+    expect((await declared.json()).error).toBe('payload_too_large')
+    const chunks = [big.subarray(0, 8 * 1024 * 1024), big.subarray(8 * 1024 * 1024)]
+    const streamed = await t.app.handle(
+      new Request('http://localhost/api/v1/ingest/tls-rpt', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/tlsrpt+json' },
+        body: new ReadableStream({
+          pull(controller) {
+            const next = chunks.shift()
+            if (next === undefined) controller.close()
+            else controller.enqueue(next)
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit),
+    )
+    expect(streamed.status).toBe(413)
+  })
+})
