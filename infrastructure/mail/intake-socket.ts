@@ -2,6 +2,7 @@ import { chmodSync, existsSync, rmSync } from 'node:fs'
 import type { Accepted, AcceptMessage, SpooledMessage } from '../../domain/ingest/intake.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { Failure } from '../../domain/shared/result.ts'
+import { spoolMessage } from './message-spool.ts'
 
 // The local hand-off of `bun run cli ingest` (the mail server's pipe transport) to the service that
 // holds the embedded database (docs/ingestion.md, "The CLI pipe"): HTTP over a Unix socket in
@@ -15,7 +16,7 @@ import type { Failure } from '../../domain/shared/result.ts'
 //   503 {"error"}                        not stored now: the caller should try again later
 
 export const INTAKE_SOCKET_FILE = 'intake.sock'
-// Messages read and stored at once; others wait unread (bounds the memory of a burst).
+// Messages read and stored at once; others wait unread (bounds the spool files and connections of a burst).
 const CONCURRENT = 8
 
 export interface IntakeSocket {
@@ -49,15 +50,23 @@ export async function serveIntakeSocket(
         return Response.json({ error: 'not_found' }, { status: 404 })
       await slot()
       try {
-        const raw = await readAtMost(request, options.maxMessageBytes)
-        if (raw === null) {
+        // Spooled as it arrives, as every intake path is (docs/ingestion.md, "Memory"): a burst of
+        // 64 MB messages costs a megabyte each here, not the message.
+        const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
+        const spooled = await spoolMessage(body, { maxBytes: options.maxMessageBytes })
+        if (!spooled.ok) {
           const failure: Failure = { code: 'payload_too_large', limit: options.maxMessageBytes }
           return Response.json({ failure }, { status: 422 })
         }
-        const result = await deps.accept({ raw, recipient: url.searchParams.get('recipient'), source: 'cli' })
-        return result.ok
-          ? Response.json({ id: result.value.id }, { status: 202 })
-          : Response.json({ failure: result.failure }, { status: 422 })
+        try {
+          const recipient = url.searchParams.get('recipient')
+          const result = await deps.accept({ raw: spooled.spool, recipient, source: 'cli' })
+          return result.ok
+            ? Response.json({ id: result.value.id }, { status: 202 })
+            : Response.json({ failure: result.failure }, { status: 422 })
+        } finally {
+          await spooled.spool.discard()
+        }
       } catch (error) {
         deps.logger.error('intake socket: message not stored', errorFields(error))
         return Response.json({ error: 'unavailable' }, { status: 503 })
@@ -75,17 +84,7 @@ export async function serveIntakeSocket(
   }
 }
 
-async function readAtMost(request: Request, limit: number): Promise<Uint8Array | null> {
-  if (request.body === null) return new Uint8Array()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength
-    if (size > limit) return null
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
-}
+async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
 export type HandOff =
   | { outcome: 'accepted'; id: Accepted['id'] }

@@ -18,7 +18,10 @@ const dir = mkdtempSync(join(tmpdir(), 'dw-intake-spool-'))
 const path = join(dir, 'intake.sock')
 const received: Uint8Array[] = []
 const accept: AcceptMessage = async (input: AcceptInput) => {
-  received.push(input.raw as Uint8Array)
+  // A spool, read back while it lives, as the real accept stores it.
+  const raw =
+    input.raw instanceof Uint8Array ? input.raw : Buffer.concat(await Array.fromAsync(input.raw.pieces()))
+  received.push(new Uint8Array(raw))
   return ok({ id: `m${received.length}`, accountId: 'acc' })
 }
 const logger = Object.fromEntries(

@@ -16,8 +16,14 @@ const dir = mkdtempSync(join(tmpdir(), 'dw-intake-'))
 const path = join(dir, 'intake.sock')
 const calls: AcceptInput[] = []
 const logged: string[] = []
+// The service hands accept a spool (never the message whole, docs/ingestion.md "Memory"): read back
+// here, while it lives, as the real accept stores it.
+const spooledKinds: boolean[] = []
 const accept: AcceptMessage = async (input) => {
-  calls.push(input)
+  spooledKinds.push(!(input.raw instanceof Uint8Array))
+  const raw =
+    input.raw instanceof Uint8Array ? input.raw : Buffer.concat(await Array.fromAsync(input.raw.pieces()))
+  calls.push({ ...input, raw: new Uint8Array(raw) })
   const local = input.recipient?.split('@')[0]
   if (local === 'dbdown') throw new Error('database unavailable')
   if (local === 'gone' || input.recipient === null) return fail({ code: 'not_found', resource: 'recipient' })
@@ -52,6 +58,7 @@ test('a message is stored by the service, with its exact bytes and recipient, fr
   const call = calls.at(-1)!
   expect(call).toEqual({ raw: expect.any(Uint8Array), recipient: 'r1@reports.test', source: 'cli' })
   expect([...(call.raw as Uint8Array)]).toEqual([...raw])
+  expect(spooledKinds.at(-1)).toBe(true)
   // Only the owner may connect (DATA_DIR is 0700 as well).
   expect(statSync(path).mode & 0o777).toBe(0o600)
 })
