@@ -1,10 +1,10 @@
 import { sha256 } from '@oslojs/crypto/sha2'
 import { encodeBase64urlNoPadding, encodeHexLowerCase } from '@oslojs/encoding'
+import { normalizeEmail } from '../shared/email-address.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import { accountLabel, isRole, type MemberStore, type Role } from './members.ts'
 import type { ActiveSession } from './sessions.ts'
-import { normalizeEmail } from './use-cases.ts'
 
 // Invitations to an account (issue #8): an owner invites an email; the link mailed to it carries
 // 32 random bytes of which only the SHA-256 is stored (like password reset links). It is single

@@ -1,8 +1,9 @@
+import { normalizeEmail } from '../shared/email-address.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import type { ClientFacts, CredentialStore } from './password-login.ts'
 import type { AccountStore, UserMembership } from './ports.ts'
 import { type SessionStore, type StartedSession, startSession } from './sessions.ts'
-import { createAccount, normalizeEmail } from './use-cases.ts'
+import { createAccount } from './use-cases.ts'
 
 // Sign-in through an OpenID Connect provider (docs/oauth.md). The provider's subject,
 // not the email, identifies a returning user. An email only ever matters the first time, and only

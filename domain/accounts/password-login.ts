@@ -1,9 +1,9 @@
-import { emailLookupKey } from '../shared/email-address.ts'
+import { emailLookupKey, normalizeEmail } from '../shared/email-address.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { invalid, type Result } from '../shared/result.ts'
 import type { AccountStore } from './ports.ts'
 import { type SessionStore, type StartedSession, startSession } from './sessions.ts'
-import { createAccount, MIN_PASSWORD_LENGTH, normalizeEmail } from './use-cases.ts'
+import { createAccount, MIN_PASSWORD_LENGTH } from './use-cases.ts'
 
 // Email and password sign-up and login (docs/dashboard.md: argon2id, errors that do not reveal whether
 // the email exists). Hashing is a port: Bun.password in the app, something cheap in unit tests.

@@ -30,10 +30,6 @@ export async function authenticateToken(
   })
 }
 
-// The address rule lives in domain/shared/email-address.ts; exported here too for the account use
-// cases, the dashboard's sign-in pages and the CLI, which have always taken it from here.
-export { normalizeEmail }
-
 export const MIN_PASSWORD_LENGTH = 10
 
 export async function createAccount(

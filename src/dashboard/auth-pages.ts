@@ -8,8 +8,8 @@ import {
   resetTokenUsable,
 } from '../../domain/accounts/password-reset.ts'
 import { endSession, resumeSession } from '../../domain/accounts/sessions.ts'
-import { normalizeEmail } from '../../domain/accounts/use-cases.ts'
 import { consume } from '../../domain/rate-limits/fixed-window.ts'
+import { normalizeEmail } from '../../domain/shared/email-address.ts'
 import { errorFields } from '../../domain/shared/logger.ts'
 import { formOf, type SessionCookies, safeNext, type sessionPlugin } from '../../plugins/session.ts'
 import {

@@ -6,7 +6,7 @@ import {
   type ProviderClaims,
 } from '../../domain/accounts/oauth-login.ts'
 import { resumeSession, sameSecret } from '../../domain/accounts/sessions.ts'
-import { normalizeEmail } from '../../domain/accounts/use-cases.ts'
+import { normalizeEmail } from '../../domain/shared/email-address.ts'
 import type { SecretBox } from '../../infrastructure/crypto/secret-box.ts'
 import { FLOW_LIFETIME_MS, openFlow, sealFlow } from '../../infrastructure/oauth/flow-cookie.ts'
 import {

@@ -6,7 +6,8 @@ import {
   tokenHint,
   tokenState,
 } from '../../../domain/accounts/api-token.ts'
-import { authenticateToken, createAccount, normalizeEmail } from '../../../domain/accounts/use-cases.ts'
+import { authenticateToken, createAccount } from '../../../domain/accounts/use-cases.ts'
+import { normalizeEmail } from '../../../domain/shared/email-address.ts'
 
 const bytes = (fill: number) => new Uint8Array(20).fill(fill)
 
