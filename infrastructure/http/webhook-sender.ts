@@ -1,6 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { type WebhookEvent, webhookBody, webhookDeliveryId } from '../../domain/webhooks/payload.ts'
 import type { AttemptOutcome } from '../../domain/webhooks/schedule.ts'
+import { markedText } from '../db/damaged-text.ts'
 import { createGuardedClient, type OutboundResponse } from './guarded-client.ts'
 import { OutboundError } from './outbound-error.ts'
 import { signWebhook } from './webhook-signature.ts'
@@ -106,7 +107,9 @@ export async function sendWebhook(
     return result(failureOutcome(error), elapsed())
   }
   const latencyMs = Math.round(response.headersAt - started)
-  const snippet = firstBytes(response.text(), RESPONSE_SNIPPET_BYTES)
+  // The receiver's bytes go into a text column: a NUL in them failed the attempt's write, and the
+  // job with it, on every retry (infrastructure/db/damaged-text.ts).
+  const snippet = markedText(firstBytes(response.text(), RESPONSE_SNIPPET_BYTES))
   return result({ kind: 'response', status: response.status }, latencyMs, {
     status: response.status,
     responseSnippet: snippet,

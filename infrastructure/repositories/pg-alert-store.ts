@@ -9,6 +9,7 @@ import {
 } from '../../domain/alerts/lifecycle.ts'
 import type { AlertFilters, AlertStore, AppliedPlan, StoredAlert } from '../../domain/alerts/ports.ts'
 import { offsetOf, type Page, type PageRequest } from '../../domain/shared/pagination.ts'
+import { markedText, withDamageMarked } from '../db/damaged-text.ts'
 import type { Db } from '../db/database.ts'
 import { alerts } from '../db/schema/alerts.ts'
 import { domains } from '../db/schema/domains.ts'
@@ -115,8 +116,8 @@ export function pgAlertStore(db: Db): AlertStore {
             .update(alerts)
             .set({
               severity: candidate.severity,
-              title: candidate.title,
-              details: candidate.details,
+              title: markedText(candidate.title),
+              details: withDamageMarked(candidate.details),
               updatedAt: now,
             })
             .where(and(eq(alerts.accountId, accountId), eq(alerts.id, alertId), eq(alerts.status, 'open')))
@@ -214,10 +215,13 @@ function insertValues(accountId: string, domainId: number | null, candidate: Ale
     accountId,
     domainId,
     type: candidate.type,
+    // Titles and details quote DNS records and report values from outside: text a NUL or a lone
+    // surrogate in them would fail the write with (infrastructure/db/damaged-text.ts). The subject
+    // is a key open alerts are matched by, made of values already marked when read (selectors, IPs).
     subject: candidate.subject,
     severity: candidate.severity,
-    title: candidate.title,
-    details: candidate.details,
+    title: markedText(candidate.title),
+    details: withDamageMarked(candidate.details),
     status: 'open',
     createdAt: now,
     updatedAt: now,

@@ -2,6 +2,7 @@ import { and, asc, desc, eq, isNull, lt, or } from 'drizzle-orm'
 import type { PgBoss } from 'pg-boss'
 import type { DomainCheckStore, StoredCheck } from '../../domain/posture/check-domain.ts'
 import type { Posture, PostureFindings } from '../../domain/posture/posture.ts'
+import { withDamageMarked } from '../db/damaged-text.ts'
 import type { Db } from '../db/database.ts'
 import { domains } from '../db/schema/domains.ts'
 import { domainChecks } from '../db/schema/posture.ts'
@@ -62,8 +63,10 @@ export function pgDomainCheckStore(db: Db, boss: PgBoss | null = null): DomainCh
           checkedAt: check.checkedAt,
           freshUntil: check.freshUntil,
           grade: check.posture.grade,
-          posture: check.posture,
-          findings: check.findings,
+          // DNS text of any domain the check read (a record, an include's): a NUL or a lone
+          // surrogate in it failed the insert, and the status page with it (damaged-text.ts).
+          posture: withDamageMarked(check.posture),
+          findings: withDamageMarked(check.findings),
         })
         if (boss !== null) await enqueuePostureAlerts(boss, onTransaction(tx), { accountId, domainId })
       })

@@ -50,6 +50,11 @@ const zone: Zone = {
   'loop1.hostile.example': [{ type: 'TXT', data: 'v=spf1 include:loop2.hostile.example -all' }],
   'loop2.hostile.example': [{ type: 'TXT', data: 'v=spf1 include:loop1.hostile.example -all' }],
   '_dmarc.hostile.example': [{ type: 'CNAME', data: 'a._dmarc.hostile.example' }],
+  // A NUL in a record the check reads (an include's, the DMARC record): PostgreSQL's jsonb refused
+  // the stored findings, and the status answered 500 (a hostile-input sweep).
+  'nul.example': [{ type: 'TXT', data: 'v=spf1 include:third.nul.example -all' }],
+  'third.nul.example': [{ type: 'TXT', data: 'v=spf1 ip4:192.0.2.9 exp=x\u0000y.example -all' }],
+  '_dmarc.nul.example': [{ type: 'TXT', data: 'v=DMARC1; p=none; rua=mailto:a\u0000b@nul.example' }],
   'a._dmarc.hostile.example': [{ type: 'CNAME', data: '_dmarc.hostile.example' }],
 }
 
@@ -65,7 +70,14 @@ beforeAll(async () => {
     INGEST_DOMAIN: 'in.dmarcwatch.test',
   })
   owner = await t.account()
-  for (const name of ['good.example', 'bad.example', 'sts.example', 'slow.example', 'hostile.example']) {
+  for (const name of [
+    'good.example',
+    'bad.example',
+    'sts.example',
+    'slow.example',
+    'hostile.example',
+    'nul.example',
+  ]) {
     const res = await t.request('POST', '/api/v1/domains', {
       token: owner.token,
       body: { domain_name: name },
@@ -172,6 +184,16 @@ describe('GET /domains/{name}/status', () => {
     expect(s.spf.status).toBe('error')
     expect(s.dmarc.status).not.toBe('ok')
     expect(s.grade).toBe('F')
+  })
+
+  test('a NUL in a record is damage in its text, stored as U+FFFD, never a 500', async () => {
+    const res = await status('nul.example', '?refresh=1')
+    expect(res.status).toBe(200)
+    // Stored: the next read is the stored check, its text marked.
+    const again = await status('nul.example', '?details=1')
+    expect(again.body.data.checked_at).toBe(res.body.data.checked_at)
+    expect(again.body.data.dmarc.record).toBe('v=DMARC1; p=none; rua=mailto:a\uFFFDb@nul.example')
+    expect(JSON.stringify(again.body.data.findings)).toContain('x\uFFFDy.example')
   })
 
   test('?details=1 includes the raw findings', async () => {

@@ -158,6 +158,22 @@ describe('receiver answers', () => {
 })
 
 describe('response bodies', () => {
+  test('NUL and other control bytes in an answer are logged as U+FFFD (a text column refuses NUL)', async () => {
+    // Found by a hostile-input sweep: the attempt's write failed, and the job with it, on every retry.
+    const hostile = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => new Response('err\u0000or\u0007 \ud800', { status: 500 }),
+    })
+    try {
+      const result = await send({}, `http://127.0.0.1:${hostile.port}/hooks`)
+      expect(result.outcome).toEqual({ kind: 'response', status: 500 })
+      expect(result.responseSnippet).toBe('err\uFFFDor\uFFFD \uFFFD')
+    } finally {
+      await hostile.stop(true)
+    }
+  })
+
   test('a 10 MB answer is read no further than 64 KB and logged as 1 KB', async () => {
     receiver.hugeBodyNext(10 * 1024 * 1024)
     const started = performance.now()
