@@ -32,7 +32,14 @@ export interface ImapMailbox {
   tls?: { rejectUnauthorized?: boolean }
   /** Connect, greeting and socket-inactivity timeout (default 30 s). */
   timeoutMs?: number
+  /**
+   * The whole poll's time (default 240 s): past it the connection is closed and the poll ends with
+   * an error; what it stored stays stored and archived, the rest waits for the next poll.
+   */
+  deadlineMs?: number
 }
+
+export const DEFAULT_POLL_DEADLINE_MS = 240_000
 
 const DEFAULT_MAX_MESSAGES = 100
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -258,6 +265,15 @@ export async function pollMailbox(
     rejected: mailbox.rejectedFolder ?? 'Rejected',
     maxBytes: mailbox.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
   }
+  // The inactivity timeout restarts with every byte: a server that trickles a byte every few
+  // seconds held a poll, and every poll after it (the job is a singleton), for good (a hostile-input
+  // sweep). Closing the socket ends whatever command waits on it.
+  const deadlineMs = mailbox.deadlineMs ?? DEFAULT_POLL_DEADLINE_MS
+  let pastDeadline = false
+  const deadline = setTimeout(() => {
+    pastDeadline = true
+    client.close()
+  }, deadlineMs)
   try {
     await client.connect()
     // CREATE answers ALREADYEXISTS for an existing folder, which imapflow reports as created: false.
@@ -272,6 +288,10 @@ export async function pollMailbox(
     result.error = `IMAP ${host}:${port}: ${describe(error)}`
     deps.logger.error('imap poll failed', { host, port, user, folder, ...errorFields(error) })
   } finally {
+    clearTimeout(deadline)
+    // Whatever command the closed socket ended, the reason is the deadline.
+    if (pastDeadline)
+      result.error = `IMAP ${host}:${port}: the poll took longer than ${deadlineMs} ms and was ended`
     try {
       await client.logout()
     } catch {
