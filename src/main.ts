@@ -83,12 +83,39 @@ if (config.role !== 'api') await startWorkers(boss, { ...runtime, database: work
 
 let app: App | null = null
 if (config.role !== 'worker') {
-  app = buildApp(runtime).listen({
-    port: config.port,
-    hostname: config.host,
-    // The hard cap for any body; per-route limits (plugins/body-limit.ts) answer 413 below it.
-    maxRequestBodySize: config.ingestMaxMessageBytes + 1024 * 1024,
-  })
+  app = await listenOrExit(() =>
+    buildApp(runtime).listen({
+      port: config.port,
+      hostname: config.host,
+      // Elysia asks Bun for SO_REUSEPORT by default: a second service started on the same port (on
+      // another DATA_DIR) then came up beside the first and took half of its requests. A port in use
+      // is an error at start, as for any server.
+      reusePort: false,
+      // The hard cap for any body; per-route limits (plugins/body-limit.ts) answer 413 below it.
+      maxRequestBodySize: config.ingestMaxMessageBytes + 1024 * 1024,
+    }),
+  )
+}
+
+/**
+ * The API's listener, or a one-line reason and exit code 1: a port in use or a HOST that is no
+ * address of this machine used to end the start with Bun's stack trace.
+ */
+async function listenOrExit(listen: () => App): Promise<App> {
+  try {
+    return listen()
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    const reason =
+      code === 'EADDRINUSE'
+        ? `port ${config.port} is in use by another program or service: stop it, or set PORT to a free port`
+        : `cannot listen on ${config.host}:${config.port} (${code ?? String(error)}): check HOST and PORT`
+    logger.error('dmarcwatch not started', { reason })
+    await boss.stop({ graceful: false, close: false }).catch(() => {})
+    if (workerDatabase !== database) await workerDatabase.close().catch(() => {})
+    await database.close().catch(() => {})
+    process.exit(1)
+  }
 }
 // A worker has no API to scrape: with METRICS_PORT it serves /metrics (METRICS_TOKEN), /healthz and
 // /readyz on a port of its own. With the API (ROLE=all or api) /metrics is an API route instead.
