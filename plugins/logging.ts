@@ -23,9 +23,11 @@ export interface RequestMetrics {
 export function requestLogging(logger: Logger, metrics: RequestMetrics) {
   return new Elysia({ name: 'request-logging' }).onAfterResponse(
     { as: 'global' },
-    ({ request, route, set, path }) => {
+    ({ request, route, set, path, responseValue }) => {
       const facts = requestFacts(request)
-      const status = statusCode(set.status)
+      // A handler that returns its own Response (the dashboard's pages and redirects) leaves
+      // set.status alone: its status is the Response's (they were all logged as 200).
+      const status = responseValue instanceof Response ? responseValue.status : statusCode(set.status)
       const ms = facts ? performance.now() - facts.startedAt : undefined
       // The metric's route label is the pattern, and one fixed value for paths no route matched:
       // raw paths would make a series per URL anyone cares to send (unbounded cardinality).

@@ -137,6 +137,19 @@ describe('routes', () => {
     })
     expect(line.duration_ms).toBeNumber()
   })
+
+  test('a page that returns its own Response is logged with that status (a redirect, a refused form)', async () => {
+    const redirect = await t.app.handle(new Request('http://localhost/domains'))
+    expect(redirect.status).toBe(303)
+    const refused = await t.app.handle(new Request('http://localhost/login', { method: 'POST' }))
+    expect(refused.status).toBeGreaterThanOrEqual(400)
+    await Bun.sleep(20)
+    const ids = [redirect, refused].map((r) => r.headers.get('x-request-id'))
+    const lines = t.logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request' && ids.includes(l.request_id))
+    expect(lines.map((l) => l.status)).toEqual([303, refused.status])
+  })
 })
 
 /** The body names its code, a sentence and the request id, and nothing of the failure. */
