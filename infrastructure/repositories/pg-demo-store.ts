@@ -67,3 +67,12 @@ export async function pendingDemoMessages(db: Db, ids: string[]): Promise<number
     .where(and(inArray(ingestMessages.id, ids), eq(ingestMessages.status, 'pending')))
   return row?.pending ?? 0
 }
+
+/** How many of the account's report messages wait for the report job (the demo's among them). */
+export async function pendingAccountMessages(db: Db, accountId: string): Promise<number> {
+  const [row] = await db
+    .select({ pending: count() })
+    .from(ingestMessages)
+    .where(and(eq(ingestMessages.accountId, accountId), eq(ingestMessages.status, 'pending')))
+  return row?.pending ?? 0
+}

@@ -9,7 +9,10 @@ import {
   EVALUATE_REPORT_ALERTS,
   send,
 } from '../../infrastructure/queue/catalogue.ts'
-import { pendingDemoMessages } from '../../infrastructure/repositories/pg-demo-store.ts'
+import {
+  pendingAccountMessages,
+  pendingDemoMessages,
+} from '../../infrastructure/repositories/pg-demo-store.ts'
 import { onTransaction } from '../../infrastructure/repositories/pg-ingest-message-store.ts'
 import type { Config } from '../config.ts'
 import { intake } from './ingest.ts'
@@ -38,6 +41,13 @@ export function demoDeps(input: {
     demo: demoStore(database),
     pack: demoMessage,
     accept: intake({ config, database, boss, now }).accept,
+    async settle(accountId) {
+      // No worker when the CLI opened DATA_DIR itself: nothing would change while it waited.
+      if (database.kind === 'pglite') return
+      const deadline = now().getTime() + DIGEST_WAIT_MS
+      while ((await pendingAccountMessages(database.db, accountId)) > 0 && now().getTime() <= deadline)
+        await Bun.sleep(500)
+    },
     async followUp(accountId, name, messageIds) {
       // Sent on the command's own database connection: through a running service's socket, one
       // client at a time holds the embedded database, and pg-boss's pool would be a second one.
