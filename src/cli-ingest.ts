@@ -62,7 +62,10 @@ function refusal(failure: Failure, recipient: string | null): IngestOutcome {
   if (failure.code === 'not_found')
     return {
       ok: false,
-      refused: `not accepted: ${recipient ?? 'no recipient'} is not a report address of this service`,
+      refused:
+        recipient === null
+          ? 'not accepted: the message names no report address of this service (give it with --recipient, or in Delivered-To, X-Original-To or To)'
+          : `not accepted: ${recipient} is not a report address of this service`,
     }
   if (failure.code === 'payload_too_large')
     return { ok: false, refused: `not accepted: the message is larger than ${failure.limit} bytes` }

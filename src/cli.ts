@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import type { Database } from '../infrastructure/db/database.ts'
-import { CliError, describe } from './cli/errors.ts'
+import { CliError, CliUsageError, describe } from './cli/errors.ts'
 import {
   EX_TEMPFAIL,
   type IngestMessage,
@@ -42,7 +42,7 @@ const USAGE = `usage: bun run cli <command>
 
 function required(values: Record<string, unknown>, name: string): string {
   const value = values[name]
-  if (typeof value !== 'string' || value === '') throw new CliError(`--${name} is required\n${USAGE}`)
+  if (typeof value !== 'string' || value === '') throw new CliUsageError(`--${name} is required\n${USAGE}`)
   return value
 }
 
@@ -185,7 +185,7 @@ async function run(
       }
     }
     default:
-      throw new CliError(USAGE)
+      throw new CliUsageError(USAGE)
   }
 }
 
@@ -230,7 +230,7 @@ async function main(): Promise<number> {
       console.error(error.message)
       // Another CLI holds DATA_DIR for a moment (no service runs): the mail server retries later.
       if (busy && argv[0] === 'ingest') return EX_TEMPFAIL
-      return error instanceof CliError && error.message.startsWith('usage') ? 2 : 1
+      return error instanceof CliUsageError || importUsage ? 2 : 1
     }
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
       console.error(`${error.message}\n${USAGE}`)

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
@@ -29,10 +29,27 @@ interface SocketServerInternals {
 }
 
 export class DataDirBusyError extends Error {
-  constructor(dir: string, pid: number) {
-    super(`${dir} is in use by another dmarcwatch process (pid ${pid}) that does not serve it on a socket`)
+  constructor(dir: string, pid: number, starting = false) {
+    super(
+      starting
+        ? `${dir} is held by a dmarcwatch service (pid ${pid}) that is still starting: try again once it logs "dmarcwatch started"`
+        : `${dir} is in use by another dmarcwatch process (pid ${pid}) that does not serve it on a socket`,
+    )
     this.name = 'DataDirBusyError'
   }
+}
+
+/** How long a client waits for a starting service's socket (its first start initialises the database). */
+const SOCKET_WAIT_MS = 60_000
+
+/** Whether the holder's socket appears within SOCKET_WAIT_MS (it is created once the database is open). */
+async function socketAppears(path: string): Promise<boolean> {
+  const deadline = Date.now() + SOCKET_WAIT_MS
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) return false
+    await Bun.sleep(200)
+  }
+  return true
 }
 
 interface LockInfo {
@@ -137,6 +154,8 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
   const lock = takeLock(dir, serve ? socketPath : null)
   if (!lock.taken) {
     if (lock.holder.socket === null) throw new DataDirBusyError(dir, lock.holder.pid)
+    // A CLI run right after `bun run start` found the lock before the socket: connect ENOENT.
+    if (!(await socketAppears(lock.holder.socket))) throw new DataDirBusyError(dir, lock.holder.pid, true)
     return openPostgres('postgres://postgres@localhost/postgres', { max: 1, socketPath: lock.holder.socket })
   }
   const release = () => {

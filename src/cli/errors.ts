@@ -5,8 +5,13 @@ import type { Failure } from '../../domain/shared/result.ts'
 
 export class CliError extends Error {}
 
+/** A command given wrong: a missing option, an unknown command. Exit code 2 (src/cli.ts). */
+export class CliUsageError extends CliError {}
+
 export function describe(failure: Failure): string {
   if (failure.code === 'validation_failed') return Object.values(failure.errors).flat().join(' ')
+  if (failure.code === 'not_found' && (failure.resource === 'user' || failure.resource === 'account'))
+    return `no ${failure.resource} with that e-mail: check --email, or create one with \`bun run cli account create --email …\``
   if (failure.code === 'not_found') return `no such ${failure.resource}`
   return failure.code
 }

@@ -10,6 +10,7 @@ import { intake, reportImport } from '../compose/ingest.ts'
 import { stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { countItems, type ImportContext, type ImportItem, importBlob } from '../wiring/import-items.ts'
+import { CliError } from './errors.ts'
 import { progress } from './progress.ts'
 
 // `bun run cli import --email E PATH...`: report files and folders (a mailbox export, another
@@ -94,7 +95,10 @@ export async function runImport(
     throw new ImportUsageError(`give at least one file or folder\nusage: bun run cli\n${IMPORT_USAGE}`)
   const { config, database } = runtime
   const member = await stores(database).accounts.findMembershipByEmail(values.email)
-  if (member === null) throw new ImportUsageError('no such user')
+  if (member === null)
+    throw new CliError(
+      `no account with the e-mail ${values.email}: check --email, or create one with \`bun run cli account create --email …\``,
+    )
 
   const files: Found[] = []
   const items: ImportItem[] = []

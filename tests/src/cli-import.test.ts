@@ -132,16 +132,18 @@ describe('cli import', () => {
     expect(counts).toEqual({ aggregate: 5, tls: 1, quarantined: 5 })
   }, 60_000)
 
-  test('usage problems and unknown users exit 1 with the reason; a missing path is a line', async () => {
+  test('usage problems exit 2 and unknown users 1, with the reason; a missing path is a line', async () => {
     const noEmail = await runCli(['import', dir], env)
-    expect(noEmail.code).toBe(1)
+    expect(noEmail.code).toBe(2)
     expect(noEmail.stderr).toContain('--email is required')
     const noPath = await runCli(['import', '--email', 'import@example.org'], env)
-    expect(noPath.code).toBe(1)
+    expect(noPath.code).toBe(2)
     expect(noPath.stderr).toContain('give at least one file or folder')
     const nobody = await runCli(['import', '--email', 'nobody@example.org', dir], env)
     expect(nobody.code).toBe(1)
-    expect(nobody.stderr.trim()).toBe('no such user')
+    expect(nobody.stderr.trim()).toBe(
+      'no account with the e-mail nobody@example.org: check --email, or create one with `bun run cli account create --email …`',
+    )
     const missing = await runCli(['import', '--email', 'import@example.org', join(dir, 'nope.xml')], env)
     expect(missing.code).toBe(0)
     expect(missing.stdout).toContain(`failed      ${join(dir, 'nope.xml')}  cannot read: ENOENT`)

@@ -104,7 +104,9 @@ describe('sign-in links', () => {
 
     const nobody = await cli('account', 'login-link', '--email', 'nobody@example.org')
     expect(nobody.code).toBe(1)
-    expect(nobody.stderr.trim()).toBe('no such user')
+    expect(nobody.stderr.trim()).toBe(
+      'no user with that e-mail: check --email, or create one with `bun run cli account create --email …`',
+    )
   })
 
   test('account create with a password prints no link', async () => {

@@ -48,10 +48,12 @@ test('failures exit non-zero with a one-line reason on stderr', async () => {
 
   const nobody = await runCli(['token', 'create', '--email', 'nobody@example.org', '--name', 'x'], env)
   expect(nobody.code).toBe(1)
-  expect(nobody.stderr.trim()).toBe('no such user')
+  expect(nobody.stderr.trim()).toBe(
+    'no user with that e-mail: check --email, or create one with `bun run cli account create --email …`',
+  )
 
   const missing = await runCli(['token', 'create', '--name', 'x'], env)
-  expect(missing.code).not.toBe(0)
+  expect(missing.code).toBe(2)
   expect(missing.stderr).toContain('--email is required')
 
   const unknown = await runCli(['frobnicate'], env)
