@@ -20,6 +20,22 @@ export type { DashboardDeps } from './services.ts'
 
 export function dashboardRoutes(deps: DashboardDeps) {
   const s = dashboardServices(deps)
+  const expected = new URL(deps.config.publicUrl).origin
+  /**
+   * Why a form was refused. A page opened at another address of this service than PUBLIC_URL
+   * (127.0.0.1 for localhost, another port) sends that origin, and reloading never helps: say so.
+   */
+  const refusedFormMessage = (request: Request) => {
+    const sent = originOf(request)
+    if (sent !== null && sent !== expected && new URL(request.url).host === new URL(sent).host) {
+      deps.logger.info('form refused: opened at an address other than PUBLIC_URL', {
+        origin: sent,
+        public_url: expected,
+      })
+      return `This page was opened at ${sent}, but this service’s address (PUBLIC_URL) is ${expected}, and its forms are accepted only from there. Open ${expected} instead, or set PUBLIC_URL to the address you use.`
+    }
+    return 'This form was sent from another site, or its page is too old. Go back, reload the page and try again.'
+  }
   const cookies = sessionCookies(deps.config.publicUrl)
   if (cookies.secure && deps.config.publicUrl.startsWith('http:')) {
     deps.logger.warn(
@@ -30,12 +46,11 @@ export function dashboardRoutes(deps: DashboardDeps) {
     sessions: s.sessions,
     now: deps.now,
     publicUrl: deps.config.publicUrl,
-    forbidden: () =>
+    forbidden: (request) =>
       messagePage({
         status: 403,
         title: 'Request refused',
-        message:
-          'This form was sent from another site, or its page is too old. Go back, reload the page and try again.',
+        message: refusedFormMessage(request),
         viewer: null,
       }),
   })
@@ -53,4 +68,12 @@ export function dashboardRoutes(deps: DashboardDeps) {
     .use(organizationPages(s, sessions))
     .use(providerPages(s, sessions))
     .use(oauthPages(s))
+}
+
+/** The Origin a request names, else its Referer's; null without either or for an opaque one. */
+function originOf(request: Request): string | null {
+  const origin = request.headers.get('origin')
+  if (origin !== null) return origin === 'null' ? null : origin
+  const referer = request.headers.get('referer')
+  return referer !== null && URL.canParse(referer) ? new URL(referer).origin : null
 }

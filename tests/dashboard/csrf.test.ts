@@ -62,6 +62,28 @@ describe('a signed-in form post', () => {
     expect(await domainCount()).toBe(0)
   })
 
+  test('a page opened at another address of this service says to use PUBLIC_URL', async () => {
+    const expected = new URL(t.config.publicUrl).origin
+    const post = (url: string, origin: string) =>
+      t.app.handle(
+        new Request(url, {
+          method: 'POST',
+          headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'email=a%40example.com&password=x',
+        }),
+      )
+    const elsewhere = await post('http://127.0.0.1:9/login', 'http://127.0.0.1:9')
+    expect(elsewhere.status).toBe(403)
+    const page = await elsewhere.text()
+    expect(page).toContain(
+      `opened at http://127.0.0.1:9, but this service’s address (PUBLIC_URL) is ${expected}`,
+    )
+    // A foreign site's form keeps the general reason.
+    const foreign = await post(`${expected}/login`, 'http://evil.example')
+    expect(foreign.status).toBe(403)
+    expect(await foreign.text()).toContain('This form was sent from another site')
+  })
+
   test('with the token and the own Origin (or only a same-origin Referer) goes through', async () => {
     const viaOrigin = await client.post('/domains', { _csrf: token, domain_name: 'accepted.example' })
     expect(viaOrigin.status).toBe(303)
