@@ -25,6 +25,14 @@ import { startWorkers } from './worker.ts'
 let config: ReturnType<typeof loadConfig>
 try {
   config = loadConfig()
+  // PORT=0 picks a free port. Picked here, before anything is built, so that the default
+  // PUBLIC_URL (links, the dashboard's form check) names it rather than `localhost:0`.
+  if (config.port === 0 && config.role !== 'worker') {
+    const probe = Bun.serve({ port: 0, hostname: config.host, reusePort: false, fetch: () => new Response() })
+    const port = probe.port
+    await probe.stop(true)
+    config = loadConfig({ ...process.env, PORT: String(port) })
+  }
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(error.message)
