@@ -35,6 +35,11 @@ export interface SmtpListenerOptions {
   idleTimeoutMs?: number
   /** Concurrent connections (default 100). */
   maxClients?: number
+  /**
+   * Concurrent connections from one address (default 10): the idle timeout restarts with every
+   * byte, so one host trickling a byte a second on 100 connections shut every other client out.
+   */
+  maxClientsPerAddress?: number
 }
 
 export interface SmtpListener {
@@ -46,6 +51,29 @@ interface Deps {
   accept: AcceptMessage
   knowsRecipient: KnowsRecipient
   logger: Logger
+}
+
+/** Open connections per client address, at most `max` each; sessions refused are not counted. */
+function connectionCounter(max: number) {
+  const byAddress = new Map<string, number>()
+  const addressOf = new Map<string, string>()
+  return {
+    open(session: string, address: string): boolean {
+      const open = byAddress.get(address) ?? 0
+      if (open >= max) return false
+      byAddress.set(address, open + 1)
+      addressOf.set(session, address)
+      return true
+    },
+    close(session: string) {
+      const address = addressOf.get(session)
+      if (address === undefined) return
+      addressOf.delete(session)
+      const open = (byAddress.get(address) ?? 1) - 1
+      if (open === 0) byAddress.delete(address)
+      else byAddress.set(address, open)
+    },
+  }
 }
 
 function reply(code: number, message: string): Error & { responseCode: number } {
@@ -129,6 +157,7 @@ async function deliver(deps: Deps, session: SMTPServerSession, raw: SpooledMessa
 
 export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions): Promise<SmtpListener> {
   const limit = options.maxMessageBytes
+  const perAddress = connectionCounter(options.maxClientsPerAddress ?? 10)
   const server = new SMTPServer({
     name: options.hostname,
     lmtp: options.lmtp,
@@ -147,6 +176,17 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
     maxClients: options.maxClients ?? 100,
     // RFC 5321 §4.5.3.1.8: at least 100 must be accepted; more would only multiply accept calls.
     maxRecipients: 100,
+    onConnect(session, callback) {
+      if (perAddress.open(session.id, session.remoteAddress)) return callback()
+      deps.logger.info('smtp connection refused: too many from one address', {
+        client: session.remoteAddress,
+      })
+      // RFC 5321 §3.8: 421 closes the connection; the sender retries later.
+      callback(reply(421, 'Too many connections from your address, try again later'))
+    },
+    onClose(session) {
+      perAddress.close(session.id)
+    },
     onRcptTo(address, session, callback) {
       deps.knowsRecipient(address.address).then(
         (known) => {

@@ -271,3 +271,28 @@ describe('LMTP listener', () => {
     expect((await client.command('QUIT')).code).toBe(221)
   })
 })
+
+describe('connections per address', () => {
+  test('one address gets at most its share; a closed connection frees its place', async () => {
+    const capped = await startSmtpListener(
+      { accept, knowsRecipient, logger },
+      { host: '127.0.0.1', port: 0, maxMessageBytes: LIMIT, lmtp: false, maxClientsPerAddress: 3 },
+    )
+    try {
+      const held = await Promise.all([1, 2, 3].map(() => smtpConnect(capped.port)))
+      for (const client of held) expect(client.greeting.code).toBe(220)
+      // The fourth from the same address is told to come back later, and closed.
+      const refused = await smtpConnect(capped.port)
+      expect(refused.greeting.code).toBe(421)
+      await refused.closed
+      held[0]!.destroy()
+      await held[0]!.closed
+      await Bun.sleep(50)
+      const again = await smtpConnect(capped.port)
+      expect(again.greeting.code).toBe(220)
+      for (const client of [...held.slice(1), again]) client.destroy()
+    } finally {
+      await capped.close()
+    }
+  })
+})
