@@ -64,7 +64,9 @@ export function headerRecipient(raw: Uint8Array): string | null {
   for (const name of HEADER_ORDER) {
     for (const value of headers.get(name) ?? []) {
       const address = firstAddress(value)
-      if (address !== null) return address
+      // RFC 5321 §4.5.3.1.3: no address is longer than 254 characters; a 100 KB "address" was
+      // carried whole into the refusal's log line.
+      if (address !== null && address.length <= 254) return address
     }
   }
   return null

@@ -52,6 +52,11 @@ describe('hostile header lengths (read in linear time)', () => {
     expect(performance.now() - start).toBeLessThan(500)
   })
 
+  test('an address longer than any real one (254) is no recipient; the next header is read', () => {
+    const raw = bytes(`Delivered-To: ${'a'.repeat(100_000)}@x.test\r\nTo: r@reports.test\r\n\r\n`)
+    expect(headerRecipient(raw)).toBe('r@reports.test')
+  })
+
   test('a lone CR inside a value still makes the line no header', () => {
     expect(headerRecipient(bytes('To: a@x.test\rjunk\r\nX-Original-To: b@y.test\r\n\r\n'))).toBe('b@y.test')
   })
