@@ -128,7 +128,8 @@ export function dmarcIssues(
     add(
       'reports_not_to_dmarcwatch',
       'info',
-      'Aggregate reports are not sent to dmarcwatch, so sources and rates stay empty.',
+      // Not "stay empty": reports may reach dmarcwatch another way (forwarded, imported, the demo's).
+      'The rua= addresses do not include your dmarcwatch report address: reporters send aggregate reports elsewhere, so sources and rates here miss what they report.',
       {
         type: 'TXT',
         name: `_dmarc.${dmarc.policyDomain}`,
