@@ -39,7 +39,10 @@ export interface JobMessageStore {
  * The account's verified domain a report's policy domain belongs to: the policy domain itself,
  * else its organizational domain (docs/ingestion.md); a reason to quarantine otherwise.
  */
-export type ReportDomainLookup = (accountId: string, policyDomain: string) => Promise<DomainMatch>
+export type ReportDomainLookup = ((accountId: string, policyDomain: string) => Promise<DomainMatch>) & {
+  /** Forgets remembered matches (a store was refused: a domain may be gone since it was matched). */
+  forget?: () => void
+}
 
 /** Looks up reverse DNS for up to `limit` new source IPs; answers how many it looked up. */
 export type SourceEnricher = (input: { limit: number }) => Promise<number>

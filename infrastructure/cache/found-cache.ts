@@ -17,10 +17,10 @@ export function cacheFound<V>(
     /** What counts as found (default: not null); anything else is returned but not kept. */
     found?: (value: V) => boolean
   },
-): (key: string) => Promise<V> {
+): ((key: string) => Promise<V>) & { clear(): void } {
   const found = options.found ?? ((value: V) => value !== null)
   const entries = new Map<string, { value: V; expires: number }>()
-  return async (key) => {
+  const lookup = async (key: string) => {
     const cached = entries.get(key)
     const now = options.now()
     if (cached !== undefined) {
@@ -35,4 +35,6 @@ export function cacheFound<V>(
     }
     return value
   }
+  // For a caller that learns an entry went stale before it expired (a write refused).
+  return Object.assign(lookup, { clear: () => entries.clear() })
 }

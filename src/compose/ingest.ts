@@ -125,7 +125,8 @@ function cachedReportDomains(lookup: ReportDomainLookup, now: () => Date): Repor
     },
     { ttlMs: 10_000, max: 10_000, now: () => now().getTime(), found: (match) => match.ok },
   )
-  return (accountId, policyDomain) => cached(`${accountId}\u0000${policyDomain}`)
+  const matched = (accountId: string, policyDomain: string) => cached(`${accountId}\u0000${policyDomain}`)
+  return Object.assign(matched, { forget: cached.clear })
 }
 
 /**

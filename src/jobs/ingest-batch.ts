@@ -1,5 +1,6 @@
 import type { PayloadOutcome } from '../../domain/ingest/process-message.ts'
 import { type HeldReport, holdSmallReports, settle } from '../../domain/ingest/report-batch.ts'
+import { isForeignKeyViolation } from '../../infrastructure/db/errors.ts'
 import { held, processPacer } from '../../infrastructure/runtime/gc-pacer.ts'
 import {
   countStored,
@@ -77,7 +78,19 @@ export async function processBatch(
 ): Promise<void> {
   // No pause collection while the batch's messages are read and stored, its commit included
   // (infrastructure/runtime/gc-pacer.ts).
-  await held(processPacer, () => processHeld(deps, ids, lastAttempt))
+  try {
+    await held(processPacer, () => processHeld(deps, ids, lastAttempt))
+  } catch (error) {
+    if (!isForeignKeyViolation(error) || deps.reportDomains.forget === undefined) throw error
+    // A domain matched from the process's cache is gone: deleted, or removed and added again (as
+    // the demo is). Its reports' stores were refused, and pg-boss's retry (30 s on) matched the
+    // stale id again while the entry lived. Forget the matches and read what is left once more.
+    deps.logger.info('report batch refused by a foreign key; reading it again with fresh domains', {
+      messages: ids.length,
+    })
+    deps.reportDomains.forget()
+    await held(processPacer, () => processHeld(deps, ids, lastAttempt))
+  }
 }
 
 async function processHeld(deps: IngestJobDeps, ids: string[], lastAttempt: ReadonlySet<string>) {
