@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+import { submitTlsReport } from '../support/tls-rpt-submit.ts'
 
 // TLS-RPT date ranges and session counts through POST /ingest/tls-rpt to the stored row
 // (domain/reports/tls-rpt.ts; docs/ingestion.md): every year 0001-9999 is stored as itself, an
@@ -29,16 +30,7 @@ function report(id: string, start: string, end: string, count = 1) {
   }
 }
 
-async function submit(body: unknown) {
-  const response = await t.app.handle(
-    new Request('http://localhost/api/v1/ingest/tls-rpt', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/tlsrpt+json' },
-      body: JSON.stringify(body),
-    }),
-  )
-  return { status: response.status, body: (await response.json()) as any }
-}
+const submit = (body: unknown) => submitTlsReport(t, owner.token, body)
 
 /** The stored range as PostgreSQL holds it, in UTC. */
 async function storedRange(id: string) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+import { listenOnLoopback, startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
 // The input rules of docs/api.md ("Input rules") on the requests that broke them before (issue #16):
 // out-of-range numbers, NUL, prototype-named keys and the IPv4 format each answered 500, and a
@@ -19,9 +19,7 @@ beforeAll(async () => {
     body: { domain_name: 'rules.example' },
   })
   expect(created.status).toBe(201)
-  const listening = t.app.listen({ port: 0, hostname: '127.0.0.1' })
-  base = `http://127.0.0.1:${listening.server!.port}`
-  stop = () => listening.server?.stop(true)
+  ;({ base, stop } = listenOnLoopback(t.app))
 }, 60_000)
 afterAll(async () => {
   stop?.()

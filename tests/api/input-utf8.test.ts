@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+import { listenOnLoopback, startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
 
 // docs/api.md, "Input rules": a body whose bytes are not UTF-8 is refused with a 400 on `body`,
 // never stored with U+FFFD in place of the bytes (found by a hostile-input sweep: the raw bytes
@@ -13,9 +13,7 @@ let stop: () => void
 beforeAll(async () => {
   t = await startTestApp({ RATE_LIMIT_API_PER_MINUTE: '100000' })
   owner = await t.account()
-  const listening = t.app.listen({ port: 0, hostname: '127.0.0.1' })
-  base = `http://127.0.0.1:${listening.server!.port}`
-  stop = () => listening.server?.stop(true)
+  ;({ base, stop } = listenOnLoopback(t.app))
 }, 60_000)
 afterAll(async () => {
   stop?.()

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../infrastructure/db/database.ts'
 import { startWorkers } from '../../src/worker.ts'
 import { startTestApp, type TestAccount, type TestApp } from '../support/test-app.ts'
+import { submitTlsReport } from '../support/tls-rpt-submit.ts'
 
 // TLS-RPT reports with several policies (RFC 8460 §4.4): one row per domain of the account, each
 // counting its sessions once (domain/reports/tls-sessions.ts; docs/ingestion.md). The shapes are
@@ -54,16 +55,7 @@ function report(id: string, policies: Policy[]) {
   }
 }
 
-async function submit(body: unknown) {
-  const response = await t.app.handle(
-    new Request('http://localhost/api/v1/ingest/tls-rpt', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/tlsrpt+json' },
-      body: JSON.stringify(body),
-    }),
-  )
-  return { status: response.status, body: (await response.json()) as any }
-}
+const submit = (body: unknown) => submitTlsReport(t, owner.token, body)
 
 async function upload(body: unknown) {
   const response = await t.app.handle(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { aggregateXml } from '../../bench/report-generator.ts'
 import { rowsOf } from '../../infrastructure/db/database.ts'
-import { startTestApp, type TestApp } from '../support/test-app.ts'
+import { listenOnLoopback, startTestApp, type TestApp } from '../support/test-app.ts'
 import { csrfOf, type FormClient, formClient } from './client.ts'
 
 // /reports/upload streams its body (docs/ingestion.md, "Memory"): the body parser reads the form's
@@ -22,9 +22,7 @@ beforeAll(async () => {
   await client.submit('/domains', { domain_name: 'example.com', automation_level: 'manual' })
   await t.db.database.db.execute(sql`update domains set verified_at = now() where name = 'example.com'`)
   token = csrfOf((await client.get('/reports/upload')).html)
-  const listening = t.app.listen({ port: 0, hostname: '127.0.0.1' })
-  base = `http://127.0.0.1:${listening.server!.port}`
-  stop = () => listening.server?.stop(true)
+  ;({ base, stop } = listenOnLoopback(t.app))
 }, 60_000)
 afterAll(async () => {
   stop?.()

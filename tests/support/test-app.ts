@@ -33,6 +33,12 @@ export interface TestApp {
   close(): Promise<void>
 }
 
+/** The app on a real loopback port, so that Bun's own handling of a request is part of a test. */
+export function listenOnLoopback(app: App): { base: string; stop: () => void } {
+  const listening = app.listen({ port: 0, hostname: '127.0.0.1' })
+  return { base: `http://127.0.0.1:${listening.server!.port}`, stop: () => listening.server?.stop(true) }
+}
+
 export async function startTestApp(
   env: Record<string, string> = {},
   options: { db?: TestDatabase; queue?: boolean } = {},
