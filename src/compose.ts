@@ -45,7 +45,7 @@ import { domainRoutes } from './routes/domains.ts'
 import { embedKeyRoutes, embedPublicRoutes } from './routes/embed.ts'
 import { forensicTlsRoutes } from './routes/forensic-tls.ts'
 import { healthRoutes } from './routes/health.ts'
-import { ingestRoutes } from './routes/ingest.ts'
+import { ingestRoutes, tlsRptBodyBytes } from './routes/ingest.ts'
 import { ingestReportRoutes } from './routes/ingest-reports.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { notificationDigestRoutes } from './routes/notification-digest.ts'
@@ -235,7 +235,7 @@ export function buildApp(runtime: Runtime) {
         defaultBytes: config.maxJsonBodyBytes,
         byPrefix: [
           { prefix: '/api/v1/ingest/messages', bytes: config.ingestMaxMessageBytes },
-          { prefix: '/api/v1/ingest/tls-rpt', bytes: config.ingestMaxMessageBytes },
+          { prefix: '/api/v1/ingest/tls-rpt', bytes: tlsRptBodyBytes(config.ingestMaxMessageBytes) },
           { prefix: '/api/v1/ingest/reports', bytes: config.ingestMaxMessageBytes },
           { prefix: '/reports/upload', bytes: config.ingestMaxMessageBytes },
         ],

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, rmSync } from 'node:fs'
 import type { Accepted, AcceptMessage, SpooledMessage } from '../../domain/ingest/intake.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { Failure } from '../../domain/shared/result.ts'
-import { spoolMessage } from './message-spool.ts'
+import { spoolBody } from './message-spool.ts'
 
 // The local hand-off of `bun run cli ingest` (the mail server's pipe transport) to the service that
 // holds the embedded database (docs/ingestion.md, "The CLI pipe"): HTTP over a Unix socket in
@@ -52,8 +52,7 @@ export async function serveIntakeSocket(
       try {
         // Spooled as it arrives, as every intake path is (docs/ingestion.md, "Memory"): a burst of
         // 64 MB messages costs a megabyte each here, not the message.
-        const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
-        const spooled = await spoolMessage(body, { maxBytes: options.maxMessageBytes })
+        const spooled = await spoolBody(request.body, { maxBytes: options.maxMessageBytes })
         if (!spooled.ok) {
           const failure: Failure = { code: 'payload_too_large', limit: options.maxMessageBytes }
           return Response.json({ failure }, { status: 422 })
@@ -83,8 +82,6 @@ export async function serveIntakeSocket(
     },
   }
 }
-
-async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
 export type HandOff =
   | { outcome: 'accepted'; id: Accepted['id'] }

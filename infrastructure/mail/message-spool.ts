@@ -29,6 +29,16 @@ export interface SpoolOptions {
   dir?: string
 }
 
+/** A request's body spooled (spoolMessage); a request without one is an empty message. */
+export function spoolBody(
+  body: ReadableStream<Uint8Array> | null,
+  options: SpoolOptions,
+): Promise<SpoolResult> {
+  return spoolMessage((body ?? noBytes()) as unknown as AsyncIterable<Uint8Array>, options)
+}
+
+async function* noBytes(): AsyncGenerator<Uint8Array> {}
+
 export async function spoolMessage(
   source: AsyncIterable<Uint8Array>,
   options: SpoolOptions,

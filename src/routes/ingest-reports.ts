@@ -1,11 +1,12 @@
 import { Elysia, t } from 'elysia'
 import type { ImportOutcome } from '../../domain/ingest/import-outcome.ts'
-import { firstBytes, spoolMessage } from '../../infrastructure/mail/message-spool.ts'
+import { firstBytes } from '../../infrastructure/mail/message-spool.ts'
 import { SNIFF_BYTES, sniffFormat } from '../../infrastructure/mail/sniff.ts'
 import { apiModels, authErrors, enumOf, ResponseInt } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import type { IngestNow } from '../wiring/ingest-now.ts'
+import { withSpooledBody } from './spooled-body.ts'
 
 // POST /api/v1/ingest/reports: one bare report file (aggregate XML, gzip, zip, TLS-RPT JSON) for the
 // token's account, as people hold them in a folder or another tool's archive. It goes through the
@@ -71,8 +72,6 @@ export const importHttpStatus = (outcome: ImportOutcome) =>
 export const NOT_A_REPORT =
   'The body is not a report file: expected DMARC aggregate XML, gzip or zip, or TLS-RPT JSON (an email goes to POST /ingest/messages).'
 
-async function* emptyBody(): AsyncGenerator<Uint8Array> {}
-
 export interface IngestReportRouteDeps {
   importReport: IngestNow
   auth: AuthDeps
@@ -89,39 +88,30 @@ export function ingestReportRoutes(deps: IngestReportRouteDeps) {
       async ({ principal, request, status }) => {
         // Spooled, not held, as POST /ingest/messages is (docs/ingestion.md, "Memory"): a 64 MB
         // file costs a megabyte here, however many arrive at once.
-        const declared = Number(request.headers.get('content-length'))
-        if (Number.isSafeInteger(declared) && declared > deps.maxMessageBytes)
-          throw new FailureError({ code: 'payload_too_large', limit: deps.maxMessageBytes })
-        const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
-        const spooled = await spoolMessage(body, { maxBytes: deps.maxMessageBytes })
-        if (!spooled.ok) throw new FailureError({ code: 'payload_too_large', limit: deps.maxMessageBytes })
-        try {
-          const head = await firstBytes(spooled.spool, 2 * SNIFF_BYTES)
-          if (head.byteLength === 0) {
+        const outcome = await withSpooledBody(request, deps.maxMessageBytes, async (spool) => {
+          if (spool.size === 0) {
             const message = 'The body is empty.'
             throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
           }
           // Told by content (sniff.ts), whatever the Content-Type says; anything else is refused,
           // not stored: there is nothing in it to retry.
-          if (sniffFormat(head) === null) {
+          if (sniffFormat(await firstBytes(spool, 2 * SNIFF_BYTES)) === null) {
             throw new FailureError({
               code: 'validation_failed',
               message: NOT_A_REPORT,
               errors: { body: [NOT_A_REPORT] },
             })
           }
-          const outcome = unwrap(
+          return unwrap(
             await deps.importReport({
-              raw: spooled.spool,
+              raw: spool,
               recipient: null,
               source: 'http',
               accountId: principal.accountId,
             }),
           )
-          return status(importHttpStatus(outcome), importResultBody(outcome))
-        } finally {
-          await spooled.spool.discard()
-        }
+        })
+        return status(importHttpStatus(outcome), importResultBody(outcome))
       },
       {
         auth: true,

@@ -5,12 +5,13 @@ import { concurrencyLimit } from '../../domain/shared/concurrency-limit.ts'
 import { pageMeta } from '../../domain/shared/pagination.ts'
 import { readAll } from '../../infrastructure/mail/extract-reports.ts'
 import { gunzipStream } from '../../infrastructure/mail/gzip-stream.ts'
-import { spoolMessage } from '../../infrastructure/mail/message-spool.ts'
+import { firstBytes } from '../../infrastructure/mail/message-spool.ts'
 import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { IdText, Line } from '../../plugins/input-schemas.ts'
+import { withSpooledBody } from './spooled-body.ts'
 
 const QuarantineModel = t.Object({
   id: t.String({ format: 'uuid' }),
@@ -29,6 +30,10 @@ const TLS_RPT_LIMITS = {
   maxCompressionRatio: 1000,
   maxParts: 1,
 }
+
+/** A TLS-RPT body is never larger than what it decompresses to (body-limit.ts refuses more up front). */
+export const tlsRptBodyBytes = (maxMessageBytes: number) =>
+  Math.min(maxMessageBytes, TLS_RPT_LIMITS.maxDecompressedBytes)
 
 export interface IngestRouteDeps {
   /** Stores a TLS-RPT report (JSON text) for an account: RFC 8460 §6.4 HTTPS submission. */
@@ -52,11 +57,8 @@ export interface IngestRouteDeps {
   arriving?: (bytes: number) => void
 }
 
-async function* emptyBody(): AsyncGenerator<Uint8Array> {}
-
 export function ingestRoutes(deps: IngestRouteDeps) {
-  // A TLS-RPT body is never larger than what it decompresses to (16 MB at most).
-  const tlsBodyBytes = Math.min(deps.maxMessageBytes, TLS_RPT_LIMITS.maxDecompressedBytes)
+  const tlsBodyBytes = tlsRptBodyBytes(deps.maxMessageBytes)
   const tlsGate = concurrencyLimit(2)
   return (
     new Elysia({ name: 'routes:ingest', prefix: '/ingest', detail: { tags: ['Report intake'] } })
@@ -107,22 +109,10 @@ export function ingestRoutes(deps: IngestRouteDeps) {
           if (Number.isSafeInteger(declared) && declared > 0 && declared <= deps.maxMessageBytes)
             deps.arriving?.(declared)
           // Spooled, not held: a 64 MB message costs a megabyte here (docs/ingestion.md, "Memory").
-          const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
-          const spooled = await spoolMessage(body, { maxBytes: deps.maxMessageBytes })
-          if (!spooled.ok) throw new FailureError({ code: 'payload_too_large', limit: deps.maxMessageBytes })
-          try {
-            const accepted = unwrap(
-              await deps.accept({
-                raw: spooled.spool,
-                recipient: recipient || null,
-                source: 'http',
-                accountId,
-              }),
-            )
-            return status(202, { data: { id: accepted.id, status: 'accepted' as const } })
-          } finally {
-            await spooled.spool.discard()
-          }
+          const accepted = await withSpooledBody(request, deps.maxMessageBytes, async (raw) =>
+            unwrap(await deps.accept({ raw, recipient: recipient || null, source: 'http', accountId })),
+          )
+          return status(202, { data: { id: accepted.id, status: 'accepted' as const } })
         },
         {
           intakeAuth: true,
@@ -147,31 +137,25 @@ export function ingestRoutes(deps: IngestRouteDeps) {
       .post(
         '/tls-rpt',
         async ({ principal, request, status }) => {
-          const declared = Number(request.headers.get('content-length'))
-          if (Number.isSafeInteger(declared) && declared > tlsBodyBytes)
-            throw new FailureError({ code: 'payload_too_large', limit: tlsBodyBytes })
-          // Spooled as it arrives; read whole, decompressed and parsed two at a time, so requests
-          // at once cost a spool each, not their bodies (docs/ingestion.md, "Memory").
-          const body = (request.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>
-          const spooled = await spoolMessage(body, { maxBytes: tlsBodyBytes })
-          if (!spooled.ok) throw new FailureError({ code: 'payload_too_large', limit: tlsBodyBytes })
-          const stored = await tlsGate(async () => {
-            try {
-              const whole = Buffer.concat(await Array.fromAsync(spooled.spool.pieces()))
+          // Spooled as it arrives (at most TLS_RPT_BODY_BYTES); read whole, decompressed and parsed
+          // two at a time, so requests at once cost a spool each, not their bodies (docs/ingestion.md,
+          // "Memory").
+          const stored = await withSpooledBody(request, tlsBodyBytes, (spool) =>
+            tlsGate(async () => {
               // Detected by magic bytes, decompressed under the same caps as mailed reports (gzip bombs).
-              const gzipped = whole[0] === 0x1f && whole[1] === 0x8b
-              const bytes = gzipped
-                ? await readAll(gunzipStream(whole, TLS_RPT_LIMITS), TLS_RPT_LIMITS.maxDecompressedBytes)
-                : ({ ok: true, value: whole } as const)
+              const head = await firstBytes(spool, 2)
+              const gzipped = head[0] === 0x1f && head[1] === 0x8b
+              const bytes = await readAll(
+                gzipped ? gunzipStream(spool.pieces(), TLS_RPT_LIMITS) : spool.pieces(),
+                TLS_RPT_LIMITS.maxDecompressedBytes,
+              )
               if (!bytes.ok) {
                 const message = bytes.reason.message
                 throw new FailureError({ code: 'validation_failed', message, errors: { body: [message] } })
               }
-              return await deps.storeTlsReport(principal.accountId, new TextDecoder().decode(bytes.value))
-            } finally {
-              await spooled.spool.discard()
-            }
-          })
+              return deps.storeTlsReport(principal.accountId, new TextDecoder().decode(bytes.value))
+            }),
+          )
           if (!stored.ok) {
             throw new FailureError({
               code: 'validation_failed',
