@@ -96,18 +96,17 @@ export function safeNext(next: string | null | undefined, fallback = '/domains')
   }
 }
 
+/** The Origin a request names (maybe `null`, an opaque one), else its Referer's; null without either. */
+export function requestOrigin(request: Request): string | null {
+  const origin = request.headers.get('origin')
+  if (origin !== null) return origin
+  const referer = request.headers.get('referer')
+  return referer !== null && URL.canParse(referer) ? new URL(referer).origin : null
+}
+
 /** Origin, else the origin of Referer, must be the service's own; a request with neither is refused. */
 export function fromOwnOrigin(request: Request, publicUrl: string): boolean {
-  const expected = new URL(publicUrl).origin
-  const origin = request.headers.get('origin')
-  if (origin !== null) return origin === expected
-  const referer = request.headers.get('referer')
-  if (referer === null) return false
-  try {
-    return new URL(referer).origin === expected
-  } catch {
-    return false
-  }
+  return requestOrigin(request) === new URL(publicUrl).origin
 }
 
 /** Where a logged-out visitor goes: back to the page they asked for after login (GET only). */

@@ -1,4 +1,4 @@
-import { BIDI_CONTROLS, BIDI_CONTROLS_TEXT } from '../domain/shared/control-characters.ts'
+import { BIDI_CONTROLS, BIDI_CONTROLS_TEXT, CONTROL_CHARACTERS } from '../domain/shared/control-characters.ts'
 
 // Turns schema validation errors into the `{message, errors: {field: [...]}}` (docs/api.md "Errors").
 // TypeBox's own messages ("Expected union value") and Elysia's default body must not leak through,
@@ -71,10 +71,6 @@ function sameValue(item: unknown, value: unknown): boolean {
   return false
 }
 
-/** Control characters (C0 and DEL) that text fields refuse (docs/api.md, "Input rules"). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
-
 /** How a string format is named in a message; a format not listed "has an invalid format". */
 const FORMAT_NAMES: Record<string, string> = {
   date: 'an ISO 8601 date',
@@ -136,7 +132,7 @@ function describeText(schema: SchemaLike, value: unknown, field: string): string
   if (schema.maxLength !== undefined && value.length > schema.maxLength) {
     return `The ${field} field may have at most ${schema.maxLength} characters.`
   }
-  if (schema.pattern !== undefined && CONTROL_CHARACTER.test(value))
+  if (schema.pattern !== undefined && CONTROL_CHARACTERS.test(value))
     return `The ${field} field must not contain control characters.`
   if (schema.pattern !== undefined && BIDI_CONTROLS.test(value))
     return `The ${field} field must not contain ${BIDI_CONTROLS_TEXT}.`

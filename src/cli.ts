@@ -224,13 +224,11 @@ async function main(): Promise<number> {
   } catch (error) {
     // infrastructure/db/embedded.ts's DataDirBusyError, told by name (the module is loaded lazily).
     const busy = error instanceof Error && error.name === 'DataDirBusyError'
-    // src/cli/import.ts's usage error, told by name too (loaded lazily).
-    const importUsage = error instanceof Error && error.name === 'ImportUsageError'
-    if (error instanceof CliError || error instanceof ConfigError || busy || importUsage) {
+    if (error instanceof CliError || error instanceof ConfigError || busy) {
       console.error(error.message)
       // Another CLI holds DATA_DIR for a moment (no service runs): the mail server retries later.
       if (busy && argv[0] === 'ingest') return EX_TEMPFAIL
-      return error instanceof CliUsageError || importUsage ? 2 : 1
+      return error instanceof CliUsageError ? 2 : 1
     }
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
       console.error(`${error.message}\n${USAGE}`)

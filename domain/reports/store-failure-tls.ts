@@ -2,7 +2,6 @@ import type { DomainMatch, QuarantineReason } from '../ingest/process-message.ts
 import { type FailureReportParts, type ForensicReport, parseFailureReport } from './forensic.ts'
 import { forensicReportForStorage, type HexHash } from './forensic-redaction.ts'
 import { parseTlsRptReport, type TlsRptPolicyResult, type TlsRptReport } from './tls-rpt.ts'
-import { countedSessions, type TlsSessions } from './tls-sessions.ts'
 
 // The one storage path of TLS-RPT reports (RFC 8460) and failure reports (RFC 6591), whether they
 // arrive by mail (the report job) or over HTTPS (POST /api/v1/ingest/tls-rpt, RFC 8460 §6.4): parse,
@@ -11,13 +10,12 @@ import { countedSessions, type TlsSessions } from './tls-sessions.ts'
 
 /** Stores reports, deduplicated (implemented by infrastructure/repositories/pg-forensic-tls-store.ts). */
 export interface FailureTlsStore {
-  /** One domain's part of a report: its policies only, and the sessions they count (tls-sessions.ts). */
+  /** One domain's part of a report: its policies only; it counts their sessions once (tls-sessions.ts). */
   insertTls(input: {
     accountId: string
     domainId: number
     messageId: string | null
     report: TlsRptReport
-    sessions: TlsSessions
   }): Promise<{ status: 'stored' | 'duplicate'; id: number }>
   insertForensic(input: {
     accountId: string
@@ -93,7 +91,6 @@ export async function storeTlsReport(
       domainId,
       messageId: input.messageId,
       report: { ...report, policies: part.policies },
-      sessions: countedSessions(part.policies),
     })
     if (first === null || (first.status === 'duplicate' && stored.status === 'stored'))
       first = { ok: true, ...stored, domain: part.name }

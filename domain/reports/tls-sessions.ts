@@ -15,16 +15,13 @@ export interface TlsSessions {
   failed: number
 }
 
-/** Whether a policy's sessions are already counted under another policy of the same part. */
-export function repeatsDane(policy: TlsRptPolicyResult, part: TlsRptPolicyResult[]): boolean {
-  return policy.policyType === 'sts' && part.some((other) => other.policyType === 'tlsa')
-}
-
 export function countedSessions(policies: TlsRptPolicyResult[]): TlsSessions {
+  // An sts policy beside a tlsa one repeats the sessions the tlsa one counts.
+  const dane = policies.some((policy) => policy.policyType === 'tlsa')
   let successful = 0
   let failed = 0
   for (const policy of policies) {
-    if (repeatsDane(policy, policies)) continue
+    if (dane && policy.policyType === 'sts') continue
     successful += policy.totalSuccessfulSessionCount
     failed += policy.totalFailureSessionCount
   }

@@ -1,3 +1,5 @@
+import { MAX_EMAIL_LENGTH } from '../../domain/shared/email-address.ts'
+
 // A message fetched from a mailbox has lost its SMTP envelope; the delivering MTA's trace headers
 // are the closest thing left. Delivered-To (Postfix, Exim, Gmail) and X-Original-To (Postfix)
 // name the mailbox the message was delivered to, even when it came via an alias or a forward;
@@ -66,7 +68,7 @@ export function headerRecipient(raw: Uint8Array): string | null {
       const address = firstAddress(value)
       // RFC 5321 §4.5.3.1.3: no address is longer than 254 characters; a 100 KB "address" was
       // carried whole into the refusal's log line.
-      if (address !== null && address.length <= 254) return address
+      if (address !== null && address.length <= MAX_EMAIL_LENGTH) return address
     }
   }
   return null

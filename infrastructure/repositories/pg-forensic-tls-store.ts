@@ -7,7 +7,7 @@ import type {
 } from '../../domain/reports/failure-tls-reads.ts'
 import type { ForensicReport } from '../../domain/reports/forensic.ts'
 import type { TlsRptReport } from '../../domain/reports/tls-rpt.ts'
-import type { TlsSessions } from '../../domain/reports/tls-sessions.ts'
+import { countedSessions } from '../../domain/reports/tls-sessions.ts'
 import { offsetOf, type PageRequest } from '../../domain/shared/pagination.ts'
 import { withDamageMarked } from '../db/damaged-text.ts'
 import { type Db, rowsOf } from '../db/database.ts'
@@ -118,10 +118,9 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
       domainId: number
       messageId: string | null
       report: TlsRptReport
-      sessions: TlsSessions
     }): Promise<{ status: 'stored' | 'duplicate'; id: number }> {
       const r = withDamageMarked(input.report)
-      const { successful: success, failed: failure } = input.sessions
+      const { successful: success, failed: failure } = countedSessions(r.policies)
       const inserted = rowsOf<{ id: string }>(
         await db.execute(sql`insert into tls_reports (account_id, domain_id, message_id, organization, report_id,
             begin_at, end_at, success_count, failure_count, report, received_at)

@@ -10,7 +10,7 @@ import { intake, reportImport } from '../compose/ingest.ts'
 import { stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { countItems, type ImportContext, type ImportItem, importBlob } from '../wiring/import-items.ts'
-import { CliError } from './errors.ts'
+import { CliError, CliUsageError, noAccountWith } from './errors.ts'
 import { progress } from './progress.ts'
 
 // `bun run cli import --email E PATH...`: report files and folders (a mailbox export, another
@@ -21,10 +21,6 @@ import { progress } from './progress.ts'
 
 export const IMPORT_USAGE = `  import --email E PATH...                           import report files and folders (recursively):
                                                      .xml/.gz/.zip/.json reports, .eml emails, mbox files`
-
-export class ImportUsageError extends Error {
-  override name = 'ImportUsageError'
-}
 
 interface Found {
   path: string
@@ -90,15 +86,12 @@ export async function runImport(
     allowPositionals: true,
     strict: true,
   })
-  if (!values.email) throw new ImportUsageError(`--email is required\nusage: bun run cli\n${IMPORT_USAGE}`)
+  if (!values.email) throw new CliUsageError(`--email is required\nusage: bun run cli\n${IMPORT_USAGE}`)
   if (positionals.length === 0)
-    throw new ImportUsageError(`give at least one file or folder\nusage: bun run cli\n${IMPORT_USAGE}`)
+    throw new CliUsageError(`give at least one file or folder\nusage: bun run cli\n${IMPORT_USAGE}`)
   const { config, database } = runtime
   const member = await stores(database).accounts.findMembershipByEmail(values.email)
-  if (member === null)
-    throw new CliError(
-      `no account with the e-mail ${values.email}: check --email, or create one with \`bun run cli account create --email …\``,
-    )
+  if (member === null) throw new CliError(noAccountWith(`no account with the e-mail ${values.email}`))
 
   const files: Found[] = []
   const items: ImportItem[] = []

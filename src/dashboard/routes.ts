@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { sessionCookies, sessionPlugin } from '../../plugins/session.ts'
+import { requestOrigin, sessionCookies, sessionPlugin } from '../../plugins/session.ts'
 import { alertPages } from './alert-pages.ts'
 import { assetResponse } from './assets.ts'
 import { authPages } from './auth-pages.ts'
@@ -26,8 +26,13 @@ export function dashboardRoutes(deps: DashboardDeps) {
    * (127.0.0.1 for localhost, another port) sends that origin, and reloading never helps: say so.
    */
   const refusedFormMessage = (request: Request) => {
-    const sent = originOf(request)
-    if (sent !== null && sent !== expected && new URL(request.url).host === new URL(sent).host) {
+    const sent = requestOrigin(request)
+    if (
+      sent !== null &&
+      URL.canParse(sent) &&
+      sent !== expected &&
+      new URL(request.url).host === new URL(sent).host
+    ) {
       deps.logger.info('form refused: opened at an address other than PUBLIC_URL', {
         origin: sent,
         public_url: expected,
@@ -68,12 +73,4 @@ export function dashboardRoutes(deps: DashboardDeps) {
     .use(organizationPages(s, sessions))
     .use(providerPages(s, sessions))
     .use(oauthPages(s))
-}
-
-/** The Origin a request names, else its Referer's; null without either or for an opaque one. */
-function originOf(request: Request): string | null {
-  const origin = request.headers.get('origin')
-  if (origin !== null) return origin === 'null' ? null : origin
-  const referer = request.headers.get('referer')
-  return referer !== null && URL.canParse(referer) ? new URL(referer).origin : null
 }

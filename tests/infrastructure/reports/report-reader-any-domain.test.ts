@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import type { TlsRptReport } from '../../../domain/reports/tls-rpt.ts'
-import { countedSessions } from '../../../domain/reports/tls-sessions.ts'
 import { rowsOf } from '../../../infrastructure/db/database.ts'
 import { createAggregateWriter } from '../../../infrastructure/repositories/aggregate-report-writer.ts'
 import { pgForensicTlsStore } from '../../../infrastructure/repositories/pg-forensic-tls-store.ts'
@@ -108,14 +107,12 @@ beforeAll(async () => {
     domainId: domain.aShared,
     messageId: null,
     report: tlsReport('tls-a.example', SHARED),
-    sessions: countedSessions(tlsReport('tls-a.example', SHARED).policies),
   })
   const storedB = await store().insertTls({
     accountId: account.b,
     domainId: domain.bShared,
     messageId: null,
     report: tlsReport('tls-b.example', SHARED),
-    sessions: countedSessions(tlsReport('tls-b.example', SHARED).policies),
   })
   tls.a = storedA.id
   tls.b = storedB.id
