@@ -29,17 +29,52 @@ const msOf = (date: string) => Date.parse(`${date}T00:00:00Z`)
  * the years 0-99 as 1900-1999. Dates are compared as these numbers, never as ISO strings: past
  * 9999-12-31 toISOString gives `+010000-01-01`, which sorts before every four-digit year.
  */
-export function utcDay(year: number, month: number, date: number): number {
+function utcDay(year: number, month: number, date: number): number {
   const at = new Date(0)
   at.setUTCFullYear(year, month, date)
   return at.getTime()
 }
 
 /** Midnight UTC of a real calendar day (month 1-12) in ms, or null: utcDay rolls 2026-02-30 over to March 2. */
-export function calendarDay(year: number, month: number, day: number): number | null {
+function calendarDay(year: number, month: number, day: number): number | null {
   const ms = utcDay(year, month - 1, day)
   const at = new Date(ms)
   return at.getUTCMonth() === month - 1 && at.getUTCDate() === day ? ms : null
+}
+
+/**
+ * The instants a date-time from outside may name: PostgreSQL's timestamptz has no year 0 (1 BC is
+ * `0001-12-31 BC`), and past 9999 toISOString writes `+010000-…`, which it refuses as a parameter.
+ * From FIRST_INSTANT_MS, up to (not including) END_INSTANT_MS.
+ */
+export const FIRST_INSTANT_MS = utcDay(1, 0, 1)
+export const END_INSTANT_MS = utcDay(10_000, 0, 1)
+
+/** A date-time's fields as written (RFC 3339 §5.6); the offset's sign null for none or `Z`. */
+export interface DateTimeFields {
+  year: number
+  month: number
+  day: number
+  hour: number
+  minute: number
+  second: number
+  offsetSign: '+' | '-' | null
+  offsetHours: number
+  offsetMinutes: number
+}
+
+/**
+ * Milliseconds of a date-time's whole second, its offset applied, or null when a field is out of
+ * range (RFC 3339 §5.7: a day of that month in that year, hour 00-23, minute 00-59, second up to
+ * `maxSecond`, offset hours 00-23 and minutes 00-59): nothing rolls over into another date. A leap
+ * second (60, where allowed) reads as the second before it: Unix time has none.
+ */
+export function dateTimeMs(f: DateTimeFields, maxSecond: 59 | 60): number | null {
+  const midnight = calendarDay(f.year, f.month, f.day)
+  if (midnight === null || f.hour > 23 || f.minute > 59 || f.second > maxSecond) return null
+  if (f.offsetHours > 23 || f.offsetMinutes > 59) return null
+  const offset = (f.offsetSign === '-' ? -1 : 1) * (f.offsetHours * 60 + f.offsetMinutes)
+  return midnight + ((f.hour * 60 + f.minute - offset) * 60 + Math.min(f.second, 59)) * 1000
 }
 
 export function periodOf(input: { days?: number; from?: string; to?: string }, now: Date): Result<Period> {

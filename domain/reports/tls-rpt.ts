@@ -4,7 +4,7 @@
 // the RFC leaves room: unknown result types are kept, optional fields may be missing, and mx-host
 // may arrive as a single string instead of an array (some reporters send it that way).
 
-import { calendarDay, utcDay } from './period.ts'
+import { dateTimeMs, END_INSTANT_MS, FIRST_INSTANT_MS } from './period.ts'
 
 export type TlsRptPolicyType = 'sts' | 'tlsa' | 'no-policy-found'
 
@@ -296,41 +296,32 @@ const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))?$/
 
 /**
- * The instants a stored date-time may name: PostgreSQL's timestamptz has no year 0 (1 BC is
- * `0001-12-31 BC`), and past 9999 JavaScript writes `+010000-…`, which nothing downstream reads.
- */
-const FIRST_SECOND = utcDay(1, 0, 1) / 1000
-const LAST_SECOND = utcDay(10_000, 0, 1) / 1000 - 1
-
-/**
  * Unix seconds of an RFC 3339 date-time, fractions dropped. Each field is held to RFC 3339 §5.7
- * (month 01-12, a day of that month in that year, hour 00-23, minute 00-59, second 00-60, offset
- * hours 00-23 and minutes 00-59), and the instant, its offset applied, to 0001-01-01T00:00:00Z ..
- * 9999-12-31T23:59:59Z: nothing is rolled over or clamped into another date.
+ * (a leap second allowed), and the instant, its offset applied, to 0001-01-01T00:00:00Z ..
+ * 9999-12-31T23:59:59Z (period.ts dateTimeMs): nothing is rolled over or clamped into another date.
+ * No offset counts as UTC, like "Z".
  */
 function dateTime(value: string, path: string): number {
   const match = DATE_TIME.exec(value)
   if (!match) invalid(path, `"${value}" is not an RFC 3339 date-time`)
   const field = (i: number) => Number(match[i] ?? 0)
-  const midnight = calendarDay(field(1), field(2), field(3))
-  const [hour, minute, second] = [field(4), field(5), field(6)]
-  const [offsetHours, offsetMinutes] = [field(8), field(9)]
-  if (
-    midnight === null ||
-    hour > 23 ||
-    minute > 59 ||
-    second > 60 ||
-    offsetHours > 23 ||
-    offsetMinutes > 59
-  ) {
-    invalid(path, `"${value}" is not a real date-time (RFC 3339 §5.7)`)
-  }
-  // No offset (match[7] unset) counts as UTC, like "Z". A leap second (§5.7, 23:59:60) is read as
-  // the second before it: Unix time has no leap seconds.
-  const offset = (match[7] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
-  const seconds = midnight / 1000 + (hour * 60 + minute - offset) * 60 + Math.min(second, 59)
-  if (seconds < FIRST_SECOND || seconds > LAST_SECOND) {
+  const ms = dateTimeMs(
+    {
+      year: field(1),
+      month: field(2),
+      day: field(3),
+      hour: field(4),
+      minute: field(5),
+      second: field(6),
+      offsetSign: (match[7] as '+' | '-' | undefined) ?? null,
+      offsetHours: field(8),
+      offsetMinutes: field(9),
+    },
+    60,
+  )
+  if (ms === null) invalid(path, `"${value}" is not a real date-time (RFC 3339 §5.7)`)
+  if (ms < FIRST_INSTANT_MS || ms >= END_INSTANT_MS) {
     invalid(path, `"${value}" is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z`)
   }
-  return seconds
+  return ms / 1000
 }

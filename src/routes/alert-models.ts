@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { ALERT_TYPES } from '../../domain/alerts/alert.ts'
 import type { AlertFilters, StoredAlert } from '../../domain/alerts/ports.ts'
 import { normalizeDomainName } from '../../domain/domains/domain-name.ts'
-import { calendarDay, utcDay } from '../../domain/reports/period.ts'
+import { dateTimeMs, END_INSTANT_MS, FIRST_INSTANT_MS } from '../../domain/reports/period.ts'
 import { invalid, ok, type Result } from '../../domain/shared/result.ts'
 import { JsonObject, JsonValue, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { Line } from '../../plugins/input-schemas.ts'
@@ -106,12 +106,8 @@ export function presentAlert(alert: StoredAlert) {
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:[Zz]|([+-])(\d{2}):(\d{2})))?$/
 const DAY_MS = 86_400_000
-/**
- * The instants a filter may name: PostgreSQL has no year 0 (1 BC is `0001-12-31 BC`), and past
- * 9999 toISOString writes `+010000-…`, which it refuses as a parameter.
- */
-const FIRST_MS = utcDay(1, 0, 1)
-const LAST_MS = utcDay(10_000, 0, 1) - 1
+/** The last millisecond a filter may name (period.ts END_INSTANT_MS). */
+const LAST_MS = END_INSTANT_MS - 1
 
 /** An instant to the nanosecond: a fraction may have 9 digits, a Date holds milliseconds. */
 interface Instant {
@@ -129,15 +125,23 @@ const before = (a: Instant, b: Instant) => a.ms < b.ms || (a.ms === b.ms && a.ns
  */
 function instantOf(match: RegExpExecArray): Instant | null {
   const field = (i: number) => Number(match[i] ?? 0)
-  const midnight = calendarDay(field(1), field(2), field(3))
-  const [hour, minute, second] = [field(4), field(5), field(6)]
-  const [offsetHours, offsetMinutes] = [field(9), field(10)]
-  if (midnight === null || hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59)
-    return null
+  const second = dateTimeMs(
+    {
+      year: field(1),
+      month: field(2),
+      day: field(3),
+      hour: field(4),
+      minute: field(5),
+      second: field(6),
+      offsetSign: (match[8] as '+' | '-' | undefined) ?? null,
+      offsetHours: field(9),
+      offsetMinutes: field(10),
+    },
+    59,
+  )
+  if (second === null) return null
   const fraction = (match[7] ?? '').padEnd(9, '0')
-  const offset = (match[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
-  const ms = midnight + ((hour * 60 + minute - offset) * 60 + second) * 1000 + Number(fraction.slice(0, 3))
-  return { ms, ns: Number(fraction.slice(3)) }
+  return { ms: second + Number(fraction.slice(0, 3)), ns: Number(fraction.slice(3)) }
 }
 
 /**
@@ -160,7 +164,7 @@ function instant(field: string, text: string, end: boolean): Result<Instant> {
       'month 01-12, a day of that month, hour 00-23, minute and second 00-59, offset at most ±23:59'
     return invalid(field, `The ${field} field must be a real date and time (${rules}).`)
   }
-  if (at.ms < FIRST_MS || at.ms > LAST_MS || (at.ms === LAST_MS && at.ns > 0)) {
+  if (at.ms < FIRST_INSTANT_MS || at.ms > LAST_MS || (at.ms === LAST_MS && at.ns > 0)) {
     return invalid(
       field,
       `The ${field} field must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z, its offset applied.`,
