@@ -31,7 +31,7 @@ afterAll(async () => {
 
 const cookie = () => [...client.jar].map(([k, v]) => `${k}=${v}`).join('; ')
 
-async function post(body: BodyInit, headers: Record<string, string> = {}) {
+async function post(body: BodyInit, headers: Record<string, string> = {}, onAnswer = () => {}) {
   const response = await fetch(`${base}/reports/upload`, {
     method: 'POST',
     body,
@@ -43,6 +43,7 @@ async function post(body: BodyInit, headers: Record<string, string> = {}) {
     },
     duplex: 'half',
   } as RequestInit)
+  onAnswer()
   const text = await response.text()
   return { status: response.status, text, json: () => JSON.parse(text) }
 }
@@ -89,15 +90,22 @@ describe('a streamed upload', () => {
       pull(controller) {
         const chunk = sent === 0 ? head : new Uint8Array(1024 * 1024).fill(0x20)
         sent += chunk.byteLength
-        if (sent > 2 * limit) controller.close()
+        if (sent > 4 * limit) controller.close()
         else controller.enqueue(chunk)
       },
     })
-    const answer = await post(body, { 'content-type': `multipart/form-data; boundary=${boundary}` })
+    // What the client had handed over when the answer came. Between the service's reading and
+    // this stream lie both ends' socket buffers and Bun's own queues, which under load held up to
+    // 23 MB past the limit in one CI run; the stream's end is far beyond that (4 × limit).
+    let sentAtAnswer = 0
+    const answer = await post(body, { 'content-type': `multipart/form-data; boundary=${boundary}` }, () => {
+      sentAtAnswer = sent
+    })
     expect(answer.status).toBe(413)
     expect(answer.json()).toMatchObject({ error: 'payload_too_large', limit })
     // Reading stopped near the limit, not at the end of the stream.
-    expect(sent).toBeLessThan(limit + 16 * 1024 * 1024)
+    expect(sentAtAnswer).toBeGreaterThan(limit)
+    expect(sentAtAnswer).toBeLessThan(1.5 * limit)
     expect((await messages()).length).toBe(before)
   }, 60_000)
 
