@@ -7,6 +7,7 @@ import {
   type RateLimitCounter,
   type RateLimitPolicy,
 } from '../domain/rate-limits/fixed-window.ts'
+import { clientNetwork } from '../domain/rate-limits/client-network.ts'
 import { bearerToken, secretMatcher } from './bearer.ts'
 import { assertWellFormed } from './body-limit.ts'
 import { clientIp } from './client-ip.ts'
@@ -45,6 +46,11 @@ export function requestIp(deps: Pick<AuthDeps, 'trustedHops'>, request: Request,
   })
 }
 
+/** What the per-client limits count: the client's address, an IPv6 one by its /56 (client-network.ts). */
+function limitSubject(deps: Pick<AuthDeps, 'trustedHops'>, request: Request, server: ServerLike): string {
+  return clientNetwork(requestIp(deps, request, server))
+}
+
 export const BEARER_SECURITY = [{ bearerAuth: [] }]
 
 /** Who submits to the report intake: an account's token, or the operator's mail server. */
@@ -67,7 +73,7 @@ async function authenticate(
     now,
   })
   if (!authenticated.ok) {
-    const subject = requestIp(deps, request, server)
+    const subject = limitSubject(deps, request, server)
     applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now }))
     throw new FailureError(authenticated.failure)
   }
@@ -113,7 +119,7 @@ export function authPlugin(deps: AuthDeps) {
         const now = deps.now()
         if (isIntakeSecret(bearerToken(request.headers.get('authorization')))) {
           // The operator's mail server: limited per client address, apart from unauthenticated callers.
-          const subject = `intake:${requestIp(deps, request, server)}`
+          const subject = `intake:${limitSubject(deps, request, server)}`
           applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now }))
           return { intake: { kind: 'operator' } }
         }
@@ -122,7 +128,7 @@ export function authPlugin(deps: AuthDeps) {
     },
     publicRateLimit: {
       async transform({ request, server, set, body }) {
-        const subject = requestIp(deps, request, server)
+        const subject = limitSubject(deps, request, server)
         applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now: deps.now() }))
         assertWellFormed(body)
       },

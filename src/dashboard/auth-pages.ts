@@ -67,7 +67,7 @@ export function authPages(
         const email = form.get('email') ?? ''
         const facts = clientFacts(s, request, server)
         const refused = await limited(s, [
-          { policy: publicPolicy(s), subject: facts.ip },
+          { policy: publicPolicy(s), subject: facts.network },
           { policy: loginPolicy(s), subject: normalizeEmail(email) ?? email.trim().toLowerCase() },
         ])
         if (refused) return refused
@@ -100,7 +100,7 @@ export function authPages(
       async ({ request, body, server }) => {
         const form = formOf(body)
         const facts = clientFacts(s, request, server)
-        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.ip }])
+        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.network }])
         if (refused) return refused
         const email = form.get('email') ?? ''
         const result = await signUp(s, {
@@ -141,7 +141,7 @@ export function authPages(
       '/password-reset',
       async ({ request, body, server }) => {
         const facts = clientFacts(s, request, server)
-        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.ip }])
+        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.network }])
         if (refused) return refused
         await requestPasswordReset(
           {
@@ -179,7 +179,7 @@ export function authPages(
       '/password-reset/:token',
       async ({ request, params, body, server }) => {
         const facts = clientFacts(s, request, server)
-        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.ip }])
+        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.network }])
         if (refused) return refused
         const result = await completePasswordReset(s, {
           token: param(params.token),

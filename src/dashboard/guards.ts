@@ -1,5 +1,6 @@
 import type { ClientFacts } from '../../domain/accounts/password-login.ts'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
+import { clientNetwork } from '../../domain/rate-limits/client-network.ts'
 import { consume, type RateLimitPolicy } from '../../domain/rate-limits/fixed-window.ts'
 import { requestIp } from '../../plugins/auth.ts'
 import { requestFacts } from '../../plugins/request-context.ts'
@@ -14,11 +15,10 @@ export function clientFacts(
   s: Pick<DashboardServices, 'config'>,
   request: Request,
   server: ServerLike,
-): ClientFacts & { ip: string } {
-  return {
-    userAgent: request.headers.get('user-agent'),
-    ip: requestIp({ trustedHops: s.config.trustProxy }, request, server),
-  }
+): ClientFacts & { ip: string; network: string } {
+  const ip = requestIp({ trustedHops: s.config.trustProxy }, request, server)
+  // The address is what a session records; the limits count its network (client-network.ts).
+  return { userAgent: request.headers.get('user-agent'), ip, network: clientNetwork(ip) }
 }
 
 /** docs/api.md "Authentication and limits": login, sign-up and password reset are public endpoints, limited per client IP. */

@@ -34,7 +34,7 @@ export function loginLinkPages(
       '/login-link/:token',
       async ({ request, params, server }) => {
         const facts = clientFacts(s, request, server)
-        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.ip }])
+        const refused = await limited(s, [{ policy: publicPolicy(s), subject: facts.network }])
         if (refused) return refused
         const result = await signInWithLink(s, { token: param(params.token), now: s.now(), ...facts })
         if (!result.ok) return invalid()

@@ -119,7 +119,7 @@ export function oauthPages(s: DashboardServices) {
       if (provider === null) return notFound()
       const facts = clientFacts(s, request, server)
       // docs/api.md "Authentication and limits": a public endpoint, limited per client IP like the login form.
-      const limit = await limited(s, [{ policy: publicPolicy(s), subject: facts.ip }])
+      const limit = await limited(s, [{ policy: publicPolicy(s), subject: facts.network }])
       if (limit) return withCookie(limit, clearFlow)
       const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : null)
       const now = s.now()

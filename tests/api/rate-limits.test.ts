@@ -79,6 +79,18 @@ test('with TRUST_PROXY the forwarded client address is the key', async () => {
   expect((await from('203.0.113.1')).status).toBe(401)
   expect((await from('203.0.113.1')).status).toBe(429)
   expect((await from('203.0.113.2')).status).toBe(401)
+
+  // An IPv6 client counts by its /56 (domain/rate-limits/client-network.ts): a host that changes
+  // its address inside the network it was given shares one budget; the next /56 has its own.
+  proxied.clock.now = t.clock.now = new Date(proxied.clock.now.getTime() + 60_000)
+  expect((await from('2001:db8:aa:1::1')).status).toBe(401)
+  expect((await from('2001:db8:aa:ff:1234::9')).status).toBe(401)
+  expect((await from('2001:DB8:AA:0::77')).status).toBe(429)
+  expect((await from('2001:db8:aa:100::1')).status).toBe(401)
+  // An IPv4-mapped address is the IPv4 client.
+  expect((await from('::ffff:203.0.113.9')).status).toBe(401)
+  expect((await from('203.0.113.9')).status).toBe(401)
+  expect((await from('203.0.113.9')).status).toBe(429)
 })
 
 test('two server instances on one database share one budget', async () => {
