@@ -5,6 +5,7 @@ import {
   type SMTPServerSession,
 } from 'smtp-server'
 import type { Accepted, AcceptMessage, KnowsRecipient, SpooledMessage } from '../../domain/ingest/intake.ts'
+import { clientNetwork } from '../../domain/rate-limits/client-network.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { Failure, Result } from '../../domain/shared/result.ts'
 import { type Spool, spoolMessage } from './message-spool.ts'
@@ -36,10 +37,17 @@ export interface SmtpListenerOptions {
   /** Concurrent connections (default 100). */
   maxClients?: number
   /**
-   * Concurrent connections from one address (default 10): the idle timeout restarts with every
-   * byte, so one host trickling a byte a second on 100 connections shut every other client out.
+   * Concurrent connections from one address, an IPv6 one counted by its /56 (default 10): the
+   * idle timeout restarts with every byte, so one host trickling a byte a second on 100
+   * connections shut every other client out.
    */
   maxClientsPerAddress?: number
+  /**
+   * The longest a connection may stay open, whatever it does (default 30 minutes): the idle
+   * timeout alone let a byte every two minutes hold a connection for ever. 30 minutes moves the
+   * largest message allowed (64 MB by default) at 36 KB/s.
+   */
+  sessionTimeoutMs?: number
 }
 
 export interface SmtpListener {
@@ -72,6 +80,35 @@ function connectionCounter(max: number) {
       const open = (byAddress.get(address) ?? 1) - 1
       if (open === 0) byAddress.delete(address)
       else byAddress.set(address, open)
+    },
+  }
+}
+
+/**
+ * Ends each connection at its deadline with 421 (RFC 5321 §3.8: the server may close with 421 and
+ * the client retries later). A message whose 250 was lost with it is sent again and deduplicated.
+ */
+function sessionDeadlines(connections: () => SMTPServer['connections'], ms: number, logger: Logger) {
+  const timers = new Map<string, ReturnType<typeof setTimeout>>()
+  return {
+    start(session: SMTPServerSession) {
+      const timer = setTimeout(() => {
+        timers.delete(session.id)
+        const connection = [...connections()].find((open) => open.id === session.id)
+        if (connection === undefined) return
+        logger.info('smtp connection closed at its deadline', {
+          session: session.id,
+          client: session.remoteAddress,
+        })
+        connection.send(421, 'Session time limit exceeded, closing connection')
+        connection.close()
+      }, ms)
+      timer.unref?.()
+      timers.set(session.id, timer)
+    },
+    stop(session: SMTPServerSession) {
+      clearTimeout(timers.get(session.id))
+      timers.delete(session.id)
     },
   }
 }
@@ -158,6 +195,12 @@ async function deliver(deps: Deps, session: SMTPServerSession, raw: SpooledMessa
 export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions): Promise<SmtpListener> {
   const limit = options.maxMessageBytes
   const perAddress = connectionCounter(options.maxClientsPerAddress ?? 10)
+  // The server's connections are looked up when a deadline falls, long after it was built.
+  const deadlines = sessionDeadlines(
+    () => server.connections,
+    options.sessionTimeoutMs ?? 30 * 60_000,
+    deps.logger,
+  )
   const server = new SMTPServer({
     name: options.hostname,
     lmtp: options.lmtp,
@@ -177,7 +220,10 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
     // RFC 5321 §4.5.3.1.8: at least 100 must be accepted; more would only multiply accept calls.
     maxRecipients: 100,
     onConnect(session, callback) {
-      if (perAddress.open(session.id, session.remoteAddress)) return callback()
+      if (perAddress.open(session.id, clientNetwork(session.remoteAddress))) {
+        deadlines.start(session)
+        return callback()
+      }
       deps.logger.info('smtp connection refused: too many from one address', {
         client: session.remoteAddress,
       })
@@ -186,6 +232,7 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
     },
     onClose(session) {
       perAddress.close(session.id)
+      deadlines.stop(session)
     },
     onRcptTo(address, session, callback) {
       deps.knowsRecipient(address.address).then(

@@ -296,3 +296,50 @@ describe('connections per address', () => {
     }
   })
 })
+
+describe('a session deadline', () => {
+  test('a client that keeps the connection busy is closed with 421 at the deadline, mid-DATA too', async () => {
+    calls.length = 0
+    const bounded = await startSmtpListener(
+      { accept, knowsRecipient, logger },
+      { host: '127.0.0.1', port: 0, maxMessageBytes: LIMIT, lmtp: false, sessionTimeoutMs: 600 },
+    )
+    try {
+      // Commands more often than any idle timeout would notice.
+      const chatty = await open(bounded.port)
+      const started = Date.now()
+      let code = 250
+      while (code === 250 && Date.now() - started < 3000) {
+        await Bun.sleep(50)
+        code = (await chatty.command('NOOP')).code
+      }
+      expect(code).toBe(421)
+      await chatty.closed
+      expect(Date.now() - started).toBeLessThan(2000)
+
+      // A message trickled a byte at a time never completes, and nothing is accepted.
+      const trickle = await open(bounded.port)
+      expect(await envelope(trickle, [rcpt('acme')])).toEqual([250])
+      expect((await trickle.command('DATA')).code).toBe(354)
+      const timer = setInterval(() => trickle.write('x'), 50)
+      try {
+        expect((await trickle.reply(3000)).code).toBe(421)
+        await trickle.closed
+      } finally {
+        clearInterval(timer)
+      }
+      expect(calls).toHaveLength(0)
+
+      // A session that ends in time is not touched by its deadline.
+      const quick = await open(bounded.port)
+      expect(await envelope(quick, [rcpt('acme')])).toEqual([250])
+      expect((await quick.command('DATA')).code).toBe(354)
+      quick.sendData(REPORT)
+      expect((await quick.reply()).code).toBe(250)
+      expect((await quick.command('QUIT')).code).toBe(221)
+      expect(calls).toHaveLength(1)
+    } finally {
+      await bounded.close()
+    }
+  })
+})
