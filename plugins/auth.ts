@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia'
 import type { TokenStore } from '../domain/accounts/ports.ts'
 import { authenticateToken, type Principal } from '../domain/accounts/use-cases.ts'
+import { clientNetwork } from '../domain/rate-limits/client-network.ts'
 import {
   consume,
   type RateDecision,
   type RateLimitCounter,
   type RateLimitPolicy,
 } from '../domain/rate-limits/fixed-window.ts'
-import { clientNetwork } from '../domain/rate-limits/client-network.ts'
 import { bearerToken, secretMatcher } from './bearer.ts'
 import { assertWellFormed } from './body-limit.ts'
 import { clientIp } from './client-ip.ts'
