@@ -5,7 +5,7 @@ import type { SpooledMessage } from '../domain/ingest/intake.ts'
 import { recipientFromHeaders } from '../domain/ingest/routing.ts'
 import type { Failure } from '../domain/shared/result.ts'
 import type { Database } from '../infrastructure/db/database.ts'
-import { parseHeaders } from '../infrastructure/mail/header-recipient.ts'
+import { MAX_HEADER_BYTES, parseHeaders } from '../infrastructure/mail/header-recipient.ts'
 import { handOff, INTAKE_SOCKET_FILE } from '../infrastructure/mail/intake-socket.ts'
 import { firstBytes, spoolMessage } from '../infrastructure/mail/message-spool.ts'
 import type { Config } from './config.ts'
@@ -31,9 +31,6 @@ export type IngestOutcome =
   /** Not stored now (exit 75: the mail server retries). */
   | { ok: false; notStored: string }
 
-/** Where recipientFromHeaders looks: its header block is at most 256 KiB (header-recipient.ts). */
-const HEADER_BYTES = 256 * 1024
-
 /**
  * Stdin, spooled: a message is never held whole, and reading stops as soon as it passes
  * INGEST_MAX_MESSAGE_BYTES (the mail server then bounces it). The spool's file lives in a directory
@@ -46,7 +43,7 @@ export async function readMessage(config: Config, recipient: string | undefined)
   const stdin = Bun.stdin.stream() as unknown as AsyncIterable<Uint8Array>
   const spooled = await spoolMessage(stdin, { maxBytes: config.ingestMaxMessageBytes, dir })
   if (!spooled.ok) return { raw: null, recipient: recipient ?? null }
-  const headers = parseHeaders(await firstBytes(spooled.spool, HEADER_BYTES))
+  const headers = parseHeaders(await firstBytes(spooled.spool, MAX_HEADER_BYTES))
   return {
     raw: spooled.spool,
     recipient: recipient ?? recipientFromHeaders(Object.fromEntries(headers), config.ingestDomain) ?? null,

@@ -7,7 +7,7 @@ import { MAX_EMAIL_LENGTH } from '../../domain/shared/email-address.ts'
 
 const HEADER_ORDER = ['delivered-to', 'x-original-to', 'to']
 // The header block is small; a message without a blank line within this prefix has no usable headers.
-const MAX_HEADER_BYTES = 256 * 1024
+export const MAX_HEADER_BYTES = 256 * 1024
 
 function headerBlock(raw: Uint8Array): string {
   const limit = Math.min(raw.byteLength, MAX_HEADER_BYTES)

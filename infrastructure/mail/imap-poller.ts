@@ -1,8 +1,9 @@
 import { ImapFlow } from 'imapflow'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
-import { invalid, ok, type Result } from '../../domain/shared/result.ts'
-import { headerRecipient } from './header-recipient.ts'
+import { headerRecipient, MAX_HEADER_BYTES } from './header-recipient.ts'
+import { parseImapUrl } from './imap-url.ts'
+import { firstBytes, type Spool, type SpoolResult, spoolMessage } from './message-spool.ts'
 
 // Intake from a mailbox that reporters (or a forward) deliver to. Every message in the folder is
 // pending — read or unread does not matter, a human may have opened one — and it leaves the folder
@@ -27,7 +28,10 @@ export interface ImapMailbox {
   recipient?: string
   /** At most this many messages per poll, oldest first (default 100). */
   maxMessages?: number
-  /** Larger messages are moved to the rejected folder without being downloaded (default 64 MiB). */
+  /**
+   * Larger messages are moved to the rejected folder (default 64 MiB): unread when the server's
+   * RFC822.SIZE says so, otherwise as soon as the download passes it.
+   */
   maxMessageBytes?: number
   tls?: { rejectUnauthorized?: boolean }
   /** Connect, greeting and socket-inactivity timeout (default 30 s). */
@@ -56,43 +60,11 @@ export interface PollResult {
   error?: string
 }
 
-export interface ImapTarget {
-  host: string
-  port: number
-  secure: boolean
-  user: string
-  pass: string
-  folder: string
-}
-
-export function parseImapUrl(url: string): Result<ImapTarget> {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return invalid('url', 'The IMAP URL is not a valid URL.')
-  }
-  if (parsed.protocol !== 'imap:' && parsed.protocol !== 'imaps:') {
-    return invalid('url', 'The IMAP URL must start with imap:// or imaps://.')
-  }
-  if (!parsed.hostname) return invalid('url', 'The IMAP URL has no host.')
-  if (!parsed.username) return invalid('url', 'The IMAP URL has no user name.')
-  const secure = parsed.protocol === 'imaps:'
-  try {
-    // RFC 5092 allows `user;AUTH=…`; only plain LOGIN is supported, so the mechanism is dropped.
-    const user = decodeURIComponent(parsed.username.replace(/;AUTH=.*$/i, ''))
-    const folder = decodeURIComponent(parsed.pathname.replace(/^\/+/, '')) || 'INBOX'
-    return ok({
-      host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
-      port: parsed.port ? Number(parsed.port) : secure ? 993 : 143,
-      secure,
-      user,
-      pass: decodeURIComponent(parsed.password),
-      folder,
-    })
-  } catch {
-    return invalid('url', 'The IMAP URL has an invalid percent-encoding.')
-  }
+/** What the listing FETCH gives of each message. */
+interface Listed {
+  uid: number
+  size?: number
+  internalDate?: Date | string
 }
 
 type Outcome = 'accepted' | 'rejected' | 'vanished' | { failed: string; stop: boolean }
@@ -139,31 +111,60 @@ async function reject(
   return 'rejected'
 }
 
-async function processMessage(ctx: Context, uid: number, size: number | undefined): Promise<Outcome> {
-  const { deps, client, maxBytes } = ctx
+/** How much of a message one FETCH asks for: most reports arrive in the first, one round trip. */
+const DOWNLOAD_CHUNK_BYTES = 1024 * 1024
+
+/**
+ * The message, spooled as it is downloaded (never held whole: docs/ingestion.md, "Memory"), or its
+ * size when it went over `maxBytes`; null when it was expunged since the listing. Partial FETCHes
+ * bound the download even if the server under-reported RFC822.SIZE.
+ */
+async function download(ctx: Context, uid: number): Promise<SpoolResult | null> {
+  const { content } = await ctx.client.download(String(uid), undefined, {
+    uid: true,
+    maxBytes: ctx.maxBytes + 1,
+    chunkSize: DOWNLOAD_CHUNK_BYTES,
+  })
+  if (content === undefined) return null
+  try {
+    return await spoolMessage(content, { maxBytes: ctx.maxBytes })
+  } finally {
+    // Stops the chunk FETCHes when the spool stopped reading (over the limit, or an error).
+    content.destroy()
+  }
+}
+
+async function processMessage(ctx: Context, listed: Listed): Promise<Outcome> {
+  const { deps, maxBytes } = ctx
+  const { uid, size } = listed
   if (size !== undefined && size > maxBytes) {
     return reject(ctx, uid, 'over the size limit', { bytes: size, limit: maxBytes })
   }
-  // A partial FETCH bounds the download even if the server under-reported RFC822.SIZE.
-  const fetched = await client.fetchOne(
-    String(uid),
-    { source: { maxLength: maxBytes + 1 }, internalDate: true },
-    { uid: true },
-  )
-  const raw = fetched ? fetched.source : undefined
-  if (!fetched || !raw) {
+  const spooled = await download(ctx, uid)
+  if (spooled === null) {
     // Expunged by another client since the listing: not ours to count, and nothing lost by us.
     deps.logger.info('imap message vanished before it was downloaded', { uid })
     return 'vanished'
   }
-  if (raw.byteLength > maxBytes) {
-    return reject(ctx, uid, 'over the size limit', { bytes: raw.byteLength, limit: maxBytes })
+  if (!spooled.ok) {
+    return reject(ctx, uid, 'over the size limit', { bytes: spooled.size, limit: maxBytes })
   }
-  const recipient = ctx.recipient ?? headerRecipient(raw)
+  const raw = spooled.spool
+  try {
+    return await acceptAndFile(ctx, listed, raw)
+  } finally {
+    await raw.discard()
+  }
+}
+
+async function acceptAndFile(ctx: Context, listed: Listed, raw: Spool): Promise<Outcome> {
+  const { deps } = ctx
+  const { uid } = listed
+  const recipient = ctx.recipient ?? headerRecipient(await firstBytes(raw, MAX_HEADER_BYTES))
   let result: Awaited<ReturnType<AcceptMessage>>
   try {
     // INTERNALDATE: when the server received the message, which may be long before this poll.
-    result = await deps.accept({ raw, recipient, source: 'imap', arrivedAt: internalDateOf(fetched) })
+    result = await deps.accept({ raw, recipient, source: 'imap', arrivedAt: internalDateOf(listed) })
   } catch (error) {
     // Retryable trouble (the database is down): the message stays, and so do the ones after it.
     deps.logger.error('imap message not accepted, will retry on the next poll', {
@@ -187,7 +188,7 @@ async function processMessage(ctx: Context, uid: number, size: number | undefine
     id: result.value.id,
     account_id: result.value.accountId,
     recipient,
-    bytes: raw.byteLength,
+    bytes: raw.size,
   })
   return 'accepted'
 }
@@ -199,12 +200,12 @@ async function processFolder(ctx: Context, folder: string, maxMessages: number, 
   if (exists === 0) return
   // Sequence numbers run in UID (arrival) order, so 1:n are the n oldest messages.
   const count = Math.min(exists, Math.max(1, maxMessages))
-  const listed = await client.fetchAll(`1:${count}`, { uid: true, size: true })
+  const listed: Listed[] = await client.fetchAll(`1:${count}`, { uid: true, size: true, internalDate: true })
   listed.sort((a, b) => a.uid - b.uid)
   for (const message of listed) {
     let outcome: Outcome
     try {
-      outcome = await processMessage(ctx, message.uid, message.size)
+      outcome = await processMessage(ctx, message)
     } catch (error) {
       // A server or connection error mid-message: the message was not moved, so it is retried.
       outcome = { failed: `IMAP error on message ${message.uid}: ${describe(error)}`, stop: true }

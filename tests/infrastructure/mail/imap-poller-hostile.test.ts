@@ -1,20 +1,25 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import type { TCPSocketListener } from 'bun'
+import { afterAll, expect, test } from 'bun:test'
+import type { Socket, TCPSocketListener } from 'bun'
+import type { AcceptMessage } from '../../../domain/ingest/intake.ts'
 import type { Logger } from '../../../domain/shared/logger.ts'
 import { ok } from '../../../domain/shared/result.ts'
 import { pollMailbox } from '../../../infrastructure/mail/imap-poller.ts'
 
-// A hostile IMAP server: it answers a FETCH with a literal of 100,000 bytes and then sends one byte
-// every 200 ms, so the socket's inactivity timeout never fires. Before the poll's deadline such a
-// server held the poll, and every poll after it, for good (a hostile-input sweep; Dovecot cannot be
-// made to trickle, so this peer speaks just enough IMAP to get there).
+// Hostile IMAP servers: Dovecot cannot be made to misbehave, so these peers speak just enough IMAP
+// to get there. One lists a message of 100,000 bytes and then trickles its body a byte every
+// 200 ms, so the socket's inactivity timeout never fires: before the poll's deadline such a server
+// held the poll, and every poll after it, for good (a hostile-input sweep). The other says the
+// message has 10 bytes and then answers every FETCH of its body with a full megabyte.
 
-let server: TCPSocketListener<{ buffer: string; timer?: Timer }>
+type State = { buffer: string; timer?: Timer }
+type BodyAnswer = (socket: Socket<State>, tag: string, command: string) => void
+
+const servers: TCPSocketListener<State>[] = []
 const logger = Object.fromEntries(
   ['debug', 'info', 'warn', 'error'].map((level) => [level, () => {}]),
 ) as unknown as Logger
 
-function answer(line: string): string | 'trickle' {
+function answer(line: string, listedSize: number): string | { body: string } {
   const [, tag = '', verb = '', rest = ''] = /^(\S+) (\S+) ?(.*)$/.exec(line) ?? []
   const command = verb.toUpperCase()
   const caps = 'IMAP4rev1 LITERAL+ UIDPLUS MOVE'
@@ -24,18 +29,17 @@ function answer(line: string): string | 'trickle' {
   if (command === 'SELECT' || command === 'EXAMINE')
     return `* 1 EXISTS\r\n* 0 RECENT\r\n* OK [UIDVALIDITY 1] x\r\n* OK [UIDNEXT 2] x\r\n* FLAGS (\\Seen)\r\n${tag} OK [READ-WRITE] selected\r\n`
   if (command === 'UID' && rest.toUpperCase().includes('FETCH') && rest.toUpperCase().includes('BODY'))
-    return 'trickle'
-  if (command === 'UID' && rest.toUpperCase().includes('FETCH'))
-    return `* 1 FETCH (UID 1 RFC822.SIZE 100000)\r\n${tag} OK done\r\n`
-  if (command === 'UID' && rest.toUpperCase().startsWith('SEARCH')) return `* SEARCH 1\r\n${tag} OK done\r\n`
-  if (command === 'SEARCH') return `* SEARCH 1\r\n${tag} OK done\r\n`
-  if (command === 'FETCH') return `* 1 FETCH (UID 1 RFC822.SIZE 100000)\r\n${tag} OK done\r\n`
+    return { body: tag }
+  if ((command === 'UID' && rest.toUpperCase().includes('FETCH')) || command === 'FETCH')
+    return `* 1 FETCH (UID 1 RFC822.SIZE ${listedSize} INTERNALDATE "01-Mar-2026 08:30:00 +0000")\r\n${tag} OK done\r\n`
+  if ((command === 'UID' && rest.toUpperCase().startsWith('SEARCH')) || command === 'SEARCH')
+    return `* SEARCH 1\r\n${tag} OK done\r\n`
   if (command === 'LOGOUT') return `* BYE\r\n${tag} OK bye\r\n`
   return `${tag} OK done\r\n`
 }
 
-beforeAll(() => {
-  server = Bun.listen({
+function fakeImap(listedSize: number, onBody: BodyAnswer): string {
+  const server = Bun.listen<State>({
     hostname: '127.0.0.1',
     port: 0,
     socket: {
@@ -52,13 +56,9 @@ beforeAll(() => {
         ) {
           const line = socket.data.buffer.slice(0, end)
           socket.data.buffer = socket.data.buffer.slice(end + 2)
-          const reply = answer(line)
-          if (reply !== 'trickle') {
-            socket.write(reply)
-            continue
-          }
-          socket.write('* 1 FETCH (UID 1 BODY[] {100000}\r\n')
-          socket.data.timer = setInterval(() => socket.write('x'), 200)
+          const reply = answer(line, listedSize)
+          if (typeof reply === 'string') socket.write(reply)
+          else onBody(socket, reply.body, line)
         }
       },
       close(socket) {
@@ -66,19 +66,22 @@ beforeAll(() => {
       },
     },
   })
+  servers.push(server)
+  return `imap://u:p@127.0.0.1:${server.port}/INBOX`
+}
+afterAll(() => {
+  for (const server of servers) server.stop(true)
 })
-afterAll(() => server.stop(true))
 
 test('a server that trickles a message byte by byte is given up at the poll deadline', async () => {
+  const url = fakeImap(100_000, (socket) => {
+    socket.write('* 1 FETCH (UID 1 BODY[] {100000}\r\n')
+    socket.data.timer = setInterval(() => socket.write('x'), 200)
+  })
   const started = performance.now()
   const result = await pollMailbox(
     { accept: async () => ok({ id: 'm1', accountId: 'a' }), logger },
-    {
-      url: `imap://u:p@127.0.0.1:${server.port}/INBOX`,
-      recipient: 'r@reports.test',
-      timeoutMs: 1_000,
-      deadlineMs: 2_000,
-    },
+    { url, recipient: 'r@reports.test', timeoutMs: 1_000, deadlineMs: 2_000 },
   )
   const took = performance.now() - started
   // The inactivity timeout (1 s) never fired: the poll ended at its deadline, with the reason.
@@ -86,4 +89,27 @@ test('a server that trickles a message byte by byte is given up at the poll dead
   expect(took).toBeLessThan(8_000)
   expect(result.error).toContain('the poll took longer than 2000 ms')
   expect(result.accepted).toBe(0)
+}, 20_000)
+
+test('a server that under-reports a message’s size: the download stops past the limit, and it is rejected', async () => {
+  const MiB = 1024 * 1024
+  let bodyFetches = 0
+  const url = fakeImap(10, (socket, tag, command) => {
+    bodyFetches++
+    // The partial FETCH asks for <start.length>; every answer is a whole window of x's.
+    const start = /<(\d+)\.\d+>/.exec(command)?.[1] ?? '0'
+    socket.write(`* 1 FETCH (UID 1 BODY[]<${start}> {${MiB}}\r\n`)
+    socket.write(Buffer.alloc(MiB, 0x78))
+    socket.write(`)\r\n${tag} OK done\r\n`)
+  })
+  const accept: AcceptMessage = async () => {
+    throw new Error('an oversize message must not be accepted')
+  }
+  const result = await pollMailbox(
+    { accept, logger },
+    { url, recipient: 'r@reports.test', maxMessageBytes: 2.5 * MiB, timeoutMs: 5_000 },
+  )
+  expect(result).toEqual({ fetched: 1, accepted: 0, rejected: 1, failed: 0 })
+  // The third window passed the limit; no fourth was asked for.
+  expect(bodyFetches).toBe(3)
 }, 20_000)

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { AcceptInput, AcceptMessage } from '../../../domain/ingest/intake.ts'
 import type { Logger } from '../../../domain/shared/logger.ts'
 import { fail, ok } from '../../../domain/shared/result.ts'
-import { parseImapUrl, pollMailbox } from '../../../infrastructure/mail/imap-poller.ts'
+import { pollMailbox } from '../../../infrastructure/mail/imap-poller.ts'
+import { parseImapUrl } from '../../../infrastructure/mail/imap-url.ts'
 import { type DovecotServer, startDovecot } from '../../support/dovecot.ts'
 
 // A real Dovecot on a random port; the only stand-in is `accept`, the pipeline boundary, an
@@ -31,11 +32,17 @@ interface Call {
   raw: string
 }
 
+/** The accepted bytes, read while the call lasts (the poller spools, and discards after). */
+async function bytesOf(raw: AcceptInput['raw']): Promise<Buffer> {
+  if (raw instanceof Uint8Array) return Buffer.from(raw)
+  return Buffer.concat(await Array.fromAsync(raw.pieces()))
+}
+
 /** Accepts KNOWN, refuses other recipients; `before` runs while the call is in flight. */
 function pipeline(before?: (call: Call) => Promise<void>) {
   const calls: Call[] = []
   const accept: AcceptMessage = async (input) => {
-    const call = { input, raw: Buffer.from(input.raw as Uint8Array).toString('latin1') }
+    const call = { input, raw: (await bytesOf(input.raw)).toString('latin1') }
     calls.push(call)
     await before?.(call)
     if (input.recipient?.toLowerCase() !== KNOWN) return fail({ code: 'not_found', resource: 'recipient' })
@@ -48,7 +55,7 @@ describe('pollMailbox against Dovecot', () => {
   let dovecot: DovecotServer
 
   beforeAll(async () => {
-    dovecot = await startDovecot(['mixed', 'flaky', 'batch', 'fixed', 'dated'])
+    dovecot = await startDovecot(['mixed', 'flaky', 'batch', 'fixed', 'dated', 'large'])
   }, 15_000)
 
   afterAll(async () => {
@@ -181,6 +188,23 @@ describe('pollMailbox against Dovecot', () => {
     const result = await pollMailbox({ accept, logger }, { url: dovecot.url('fixed'), recipient: KNOWN })
     expect(result.accepted).toBe(1)
     expect(calls[0]!.input.recipient).toBe(KNOWN)
+  })
+
+  test('a message larger than one download window is spooled as it arrives and handed on byte for byte', async () => {
+    // 3 MB in lines of every byte value from 0x20 up (8-bit ones too): four partial FETCH windows,
+    // and more than a spool keeps in memory, so accept gets a spooled message, not one buffer.
+    const line = Buffer.from(Array.from({ length: 224 }, (_, i) => i + 0x20)).toString('latin1')
+    const raw = message({ 'Delivered-To': KNOWN }, `${line}\r\n`.repeat(15_000))
+    expect(raw.length).toBeGreaterThan(3 * 1024 * 1024)
+    await dovecot.append('large', 'INBOX', Buffer.from(raw, 'latin1'))
+    const { accept, calls } = pipeline()
+    const { logger } = memoryLogger()
+    const result = await pollMailbox({ accept, logger }, { url: dovecot.url('large') })
+    expect(result).toEqual({ fetched: 1, accepted: 1, rejected: 0, failed: 0 })
+    const handed = calls[0]!.input.raw
+    expect(handed).not.toBeInstanceOf(Uint8Array)
+    expect(calls[0]!.raw === raw).toBe(true)
+    expect(await dovecot.messages('large', 'Archive')).toHaveLength(1)
   })
 
   test('a wrong password or an unreachable server is a value and a log line, not a crash', async () => {
