@@ -28,9 +28,21 @@ try {
   // PORT=0 picks a free port. Picked here, before anything is built, so that the default
   // PUBLIC_URL (links, the dashboard's form check) names it rather than `localhost:0`.
   if (config.port === 0 && config.role !== 'worker') {
-    const probe = Bun.serve({ port: 0, hostname: config.host, reusePort: false, fetch: () => new Response() })
-    const port = probe.port
-    await probe.stop(true)
+    let port: number
+    try {
+      const probe = Bun.serve({
+        port: 0,
+        hostname: config.host,
+        reusePort: false,
+        fetch: () => new Response(),
+      })
+      port = probe.port ?? 0
+      await probe.stop(true)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      console.error(`dmarcwatch not started: the API cannot listen on ${config.host} (${reason}): check HOST`)
+      process.exit(1)
+    }
     config = loadConfig({ ...process.env, PORT: String(port) })
   }
 } catch (error) {
@@ -87,11 +99,10 @@ const workerDatabase =
   config.role === 'all' && database.kind === 'postgres' && config.workerDbPool > 0
     ? await openDatabase(config, { serveSocket: false, poolSize: config.workerDbPool })
     : database
-if (config.role !== 'api') await startWorkers(boss, { ...runtime, database: workerDatabase })
-
+// Every listener first, then the workers: a port in use ends the start before any job has run.
 let app: App | null = null
 if (config.role !== 'worker') {
-  app = await listenOrExit(() =>
+  app = await listenOrExit({ name: 'the API', host: 'HOST', port: 'PORT' }, config.host, config.port, () =>
     buildApp(runtime).listen({
       port: config.port,
       hostname: config.host,
@@ -106,19 +117,25 @@ if (config.role !== 'worker') {
 }
 
 /**
- * The API's listener, or a one-line reason and exit code 1: a port in use or a HOST that is no
- * address of this machine used to end the start with Bun's stack trace.
+ * A listener, or a one-line reason and exit code 1: a port in use or a host that is no address of
+ * this machine used to end the start with a stack trace.
  */
-async function listenOrExit(listen: () => App): Promise<App> {
+async function listenOrExit<T>(
+  settings: { name: string; host: string; port: string },
+  host: string,
+  port: number,
+  listen: () => T | Promise<T>,
+): Promise<T> {
   try {
-    return listen()
+    return await listen()
   } catch (error) {
     const code = (error as { code?: string }).code
     const reason =
       code === 'EADDRINUSE'
-        ? `port ${config.port} is in use by another program or service: stop it, or set PORT to a free port`
-        : `cannot listen on ${config.host}:${config.port} (${code ?? String(error)}): check HOST and PORT`
+        ? `${settings.name}'s port ${port} is in use by another program or service: stop it, or set ${settings.port} to a free port`
+        : `${settings.name} cannot listen on ${host}:${port} (${error instanceof Error ? error.message : String(error)}): check ${settings.host} and ${settings.port}`
     logger.error('dmarcwatch not started', { reason })
+    await app?.stop(true).catch(() => {})
     await boss.stop({ graceful: false, close: false }).catch(() => {})
     if (workerDatabase !== database) await workerDatabase.close().catch(() => {})
     await database.close().catch(() => {})
@@ -127,32 +144,46 @@ async function listenOrExit(listen: () => App): Promise<App> {
 }
 // A worker has no API to scrape: with METRICS_PORT it serves /metrics (METRICS_TOKEN), /healthz and
 // /readyz on a port of its own. With the API (ROLE=all or api) /metrics is an API route instead.
+const metricsPort = config.metricsPort
 const metricsServer =
-  config.role === 'worker' && config.metricsPort !== null
-    ? Bun.serve({
-        port: config.metricsPort,
-        hostname: config.host,
-        fetch: workerEndpoints({
-          token: config.metricsToken,
-          boss,
-          dns: runtime.dns,
-          ready: boundedReadiness(() => migrationsApplied(database)),
-        }),
-      })
+  config.role === 'worker' && metricsPort !== null
+    ? await listenOrExit(
+        { name: 'the metrics endpoint', host: 'HOST', port: 'METRICS_PORT' },
+        config.host,
+        metricsPort,
+        () =>
+          Bun.serve({
+            port: metricsPort,
+            hostname: config.host,
+            fetch: workerEndpoints({
+              token: config.metricsToken,
+              boss,
+              dns: runtime.dns,
+              ready: boundedReadiness(() => migrationsApplied(database)),
+            }),
+          }),
+      )
     : null
 // The SMTP/LMTP listener and the CLI pipe hand messages to one intake (one ingest-key cache).
 const mailIntake = { ...intake(runtime), logger }
 // The SMTP/LMTP listener makes the service an MX for its report domain (runs with the API).
+const smtpConfig = config.smtp
 const smtp =
-  config.smtp !== null && config.role !== 'worker'
-    ? // Loaded only when configured: smtp-server and its share of nodemailer stay out of memory
-      // otherwise (docs/operations.md, "Sizing").
-      await (await import('../infrastructure/mail/smtp-listener.ts')).startSmtpListener(mailIntake, {
-        host: config.smtp.host,
-        port: config.smtp.port,
-        lmtp: config.smtp.lmtp,
-        maxMessageBytes: config.ingestMaxMessageBytes,
-      })
+  smtpConfig !== null && config.role !== 'worker'
+    ? await listenOrExit(
+        { name: 'the SMTP listener', host: 'SMTP_HOST', port: 'SMTP_PORT' },
+        smtpConfig.host,
+        smtpConfig.port,
+        async () =>
+          // Loaded only when configured: smtp-server and its share of nodemailer stay out of memory
+          // otherwise (docs/operations.md, "Sizing").
+          (await import('../infrastructure/mail/smtp-listener.ts')).startSmtpListener(mailIntake, {
+            host: smtpConfig.host,
+            port: smtpConfig.port,
+            lmtp: smtpConfig.lmtp,
+            maxMessageBytes: config.ingestMaxMessageBytes,
+          }),
+      )
     : null
 // The embedded database's holder takes `bun run cli ingest` messages on DATA_DIR/intake.sock, so a
 // mail server's burst of pipe processes costs no database sessions (docs/ingestion.md).
@@ -165,18 +196,26 @@ const intakeSocket =
       })
     : null
 // The authoritative responder for SPF_ZONE (managed SPF and DMARC records) runs with the API.
+const dnsPort = config.spf.dnsPort
 const responder =
-  config.spf.dnsPort !== null && config.role !== 'worker'
-    ? await startAuthoritativeResponder({
-        host: config.spf.dnsHost,
-        port: config.spf.dnsPort,
-        zone: config.spf.zone,
-        nameservers: config.spf.nameservers,
-        hostmaster: config.spf.hostmaster,
-        lookup: (name) => hostedRecords.hostedTxt(name),
-        logger,
-      })
+  dnsPort !== null && config.role !== 'worker'
+    ? await listenOrExit(
+        { name: 'the DNS responder', host: 'SPF_DNS_HOST', port: 'SPF_DNS_PORT' },
+        config.spf.dnsHost,
+        dnsPort,
+        () =>
+          startAuthoritativeResponder({
+            host: config.spf.dnsHost,
+            port: dnsPort,
+            zone: config.spf.zone,
+            nameservers: config.spf.nameservers,
+            hostmaster: config.spf.hostmaster,
+            lookup: (name) => hostedRecords.hostedTxt(name),
+            logger,
+          }),
+      )
     : null
+if (config.role !== 'api') await startWorkers(boss, { ...runtime, database: workerDatabase })
 logger.info('dmarcwatch started', {
   role: config.role,
   database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgresql',

@@ -277,7 +277,9 @@ function bindError(error: unknown, host: string, port: number): Error {
   const code = (error as { code?: unknown } | null)?.code
   // Ports below 1024 need privileges on Linux; see docs/hosted-dns.md for the options.
   const hint = code === 'EACCES' && port < 1024 ? ' (needs CAP_NET_BIND_SERVICE or a port redirect)' : ''
-  return new Error(`hosted DNS cannot bind ${host}:${port}: ${String(code ?? error)}${hint}`, {
-    cause: error,
-  })
+  // The code stays on the error, so the caller can tell a port in use from other trouble.
+  return Object.assign(
+    new Error(`hosted DNS cannot bind ${host}:${port}: ${String(code ?? error)}${hint}`, { cause: error }),
+    typeof code === 'string' ? { code } : {},
+  )
 }

@@ -293,14 +293,19 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
       })
     },
   })
-  // Socket errors of one client (resets, TLS garbage) arrive here; unhandled they would crash.
-  server.on('error', (error) => deps.logger.warn('smtp connection error', errorFields(error)))
+  // Socket errors of one client (resets, TLS garbage) arrive here; unhandled they would crash. An
+  // error of the listen itself arrives here too, and is the caller's to report (the rejection below).
+  let listening = false
+  server.on('error', (error) => {
+    if (listening) deps.logger.warn('smtp connection error', errorFields(error))
+  })
 
   await new Promise<void>((resolve, reject) => {
     const onListenError = (error: Error) => reject(error)
     server.server.once('error', onListenError)
     server.listen(options.port, options.host, () => {
       server.server.off('error', onListenError)
+      listening = true
       resolve()
     })
   })
