@@ -110,3 +110,26 @@ test('demo --remove deletes the domain and every figure stored for it', async ()
   const nobody = await runCli(['demo', '--email', 'nobody@example.org'], env)
   expect(nobody.code).toBe(1)
 })
+
+test('demo after demo --remove: digested at once, with exactly the first demo’s figures', async () => {
+  // The worker remembers a domain's match for a few seconds: the removed domain's id must not be
+  // used again for the new demo's reports (docs/ingestion.md; tests/api/domain-readded.test.ts).
+  const run = await runCli(['demo', '--email', owner.email], env)
+  expect(run.code).toBe(0)
+  const out = JSON.parse(run.stdout)
+  expect(out).toMatchObject({ domain: DEMO_DOMAIN, aggregate: 90, tls: 7, digested: true })
+  expect((await get(`/domains/${DEMO_DOMAIN}/reports?days=90&per_page=100`)).body.meta.total).toBe(90)
+  expect((await get(`/domains/${DEMO_DOMAIN}/tls-reports`)).body.data.totals.reports).toBe(7)
+  const [reports] = rowsOf<{ n: number }>(
+    await t.db.database.db.execute(
+      sql`select count(*)::int as n from aggregate_reports where account_id = ${owner.accountId}`,
+    ),
+  )
+  expect(reports!.n).toBe(90)
+  const failed = rowsOf<{ n: number }>(
+    await t.db.database.db.execute(
+      sql`select count(*)::int as n from ingest_messages where account_id = ${owner.accountId} and status <> 'processed'`,
+    ),
+  )
+  expect(failed).toEqual([{ n: 0 }])
+}, 60_000)
