@@ -277,3 +277,17 @@ export function buildApp(runtime: Runtime) {
 }
 
 export type App = ReturnType<typeof buildApp>
+
+/** How the API's HTTP server listens (src/main.ts; the tests' loopback servers use the same). */
+export const LISTEN_OPTIONS = {
+  // Elysia asks Bun for SO_REUSEPORT by default: a second service started on the same port (on
+  // another DATA_DIR) then came up beside the first and took half of its requests. A port in use
+  // is an error at start, as for any server.
+  reusePort: false,
+  // No cap of Bun's own: its bare 413 (no JSON, no request id) answered a body past the cap before
+  // any route. Every route's limit is ours (plugins/body-limit.ts): by Content-Length before
+  // reading, or as soon as a body without one passes it. The answer goes out at once; what the
+  // client still sends of the body is read and dropped, never kept (tests/api/body-cap.test.ts),
+  // so the client reads the answer rather than a reset connection.
+  maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+} as const

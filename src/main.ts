@@ -12,7 +12,7 @@ import { resolvers } from './compose/dns.ts'
 import { localIngestWake } from './compose/ingest.ts'
 import { reportProcessBytes } from './compose/report-processes.ts'
 import { hostedRecordLookup } from './compose/stores.ts'
-import { type App, buildApp, intake, openSecretBox, systemRandom } from './compose.ts'
+import { type App, buildApp, intake, LISTEN_OPTIONS, openSecretBox, systemRandom } from './compose.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { openDatabase } from './open-database.ts'
 import { boundedReadiness } from './readiness.ts'
@@ -103,16 +103,7 @@ const workerDatabase =
 let app: App | null = null
 if (config.role !== 'worker') {
   app = await listenOrExit({ name: 'the API', host: 'HOST', port: 'PORT' }, config.host, config.port, () =>
-    buildApp(runtime).listen({
-      port: config.port,
-      hostname: config.host,
-      // Elysia asks Bun for SO_REUSEPORT by default: a second service started on the same port (on
-      // another DATA_DIR) then came up beside the first and took half of its requests. A port in use
-      // is an error at start, as for any server.
-      reusePort: false,
-      // The hard cap for any body; per-route limits (plugins/body-limit.ts) answer 413 below it.
-      maxRequestBodySize: config.ingestMaxMessageBytes + 1024 * 1024,
-    }),
+    buildApp(runtime).listen({ port: config.port, hostname: config.host, ...LISTEN_OPTIONS }),
   )
 }
 

@@ -4,7 +4,15 @@ import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../../infrastructure/queue/pg-boss.ts'
 import { resolvers } from '../../src/compose/dns.ts'
-import { type App, buildApp, openSecretBox, type Runtime, stores, systemRandom } from '../../src/compose.ts'
+import {
+  type App,
+  buildApp,
+  LISTEN_OPTIONS,
+  openSecretBox,
+  type Runtime,
+  stores,
+  systemRandom,
+} from '../../src/compose.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 
@@ -35,7 +43,7 @@ export interface TestApp {
 
 /** The app on a real loopback port, so that Bun's own handling of a request is part of a test. */
 export function listenOnLoopback(app: App): { base: string; stop: () => void } {
-  const listening = app.listen({ port: 0, hostname: '127.0.0.1' })
+  const listening = app.listen({ port: 0, hostname: '127.0.0.1', ...LISTEN_OPTIONS })
   return { base: `http://127.0.0.1:${listening.server!.port}`, stop: () => listening.server?.stop(true) }
 }
 
