@@ -25,11 +25,12 @@ import {
   buildMetadata,
   checkMetadata,
   checkPolicy,
+  dmarcNamespace,
   MAX_REPEATED,
+  namespaceDeclarations,
   newMetadataDraft,
   newPolicyDraft,
   optional,
-  sniffNamespace,
 } from './report-fields.ts'
 import { EMPTY_TEXT, type XmlText } from './xml-text.ts'
 import type { XmlSink } from './xml-tokenizer.ts'
@@ -57,6 +58,8 @@ export function createReportBuilder(): ReportBuilder {
   const contexts: number[] = [OUTSIDE]
   let firstElement: string | null = null
   let namespace: string | null = null
+  /** Namespace declarations on <feedback> and the elements around it, by prefix. */
+  const namespaces = new Map<string, string>()
   let feedbackOpen = false
   const meta = newMetadataDraft()
   const policy = newPolicyDraft()
@@ -152,13 +155,19 @@ export function createReportBuilder(): ReportBuilder {
   }
 
   const sink: XmlSink = {
-    open(name, attributes) {
+    open(name, attributes, prefix) {
       const context = enter(contexts[contexts.length - 1]!, name)
       contexts.push(context)
       if (firstElement === null) firstElement = name
       if (context === FEEDBACK) feedbackOpen = true
-      // RFC 9990 Appendix A: the namespace is declared on <feedback> (or a wrapper around it).
-      if (attributes !== '' && context <= FEEDBACK) namespace = sniffNamespace(attributes) ?? namespace
+      // RFC 9990 Appendix A: the namespace is declared on <feedback> (or a wrapper around it). It is
+      // <feedback>'s own, through its prefix: `xmlns:ns1="…"` beside an unprefixed <feedback>
+      // binds a prefix nothing uses (Namespaces in XML 1.0 §6.2; a real AOL report does this).
+      if (context <= FEEDBACK) {
+        if (attributes !== '')
+          for (const [declared, uri] of namespaceDeclarations(attributes)) namespaces.set(declared, uri)
+        if (context === FEEDBACK) namespace = dmarcNamespace(namespaces.get(prefix))
+      }
       return context >= RECORD && context < LEAF ? checkRecord(records.open(context)) : true
     },
     close(name, text) {

@@ -68,15 +68,22 @@ function unwrap(text: XmlText): string {
   return value.startsWith('<') && value.endsWith('>') ? value.slice(1, -1).trim() : value
 }
 
-/** The DMARC namespace declared by xmlns attributes (RFC 9990 Appendix A), if any. */
-export function sniffNamespace(attributes: string): string | null {
+/**
+ * The namespace declarations of a start tag's attributes (Namespaces in XML 1.0 §3): `xmlns="…"`
+ * under the prefix '', `xmlns:p="…"` under 'p'.
+ */
+export function namespaceDeclarations(attributes: string): [prefix: string, uri: string][] {
   // Tried only where an attribute begins (the lookbehind): from every `xmlns` inside a long attribute
   // value, `[^\s=]+` scanned to its end, quadratic in the start tag (15 s for a 7 KB gzipped mail).
-  for (const m of attributes.matchAll(/(?<![^\s])xmlns(?::[^\s=]+)?\s*=\s*(["'])(.*?)\1/g)) {
-    const uri = m[2]?.trim()
-    if (uri === DMARC_2_NAMESPACE || uri === DRAFT_NAMESPACE) return uri
-  }
-  return null
+  return [...attributes.matchAll(/(?<![^\s])xmlns(?::([^\s=]+))?\s*=\s*(["'])(.*?)\2/g)].map((m) => [
+    m[1] ?? '',
+    (m[3] ?? '').trim(),
+  ])
+}
+
+/** The DMARC namespace a URI names (RFC 9990 Appendix A, or the draft's), else null. */
+export function dmarcNamespace(uri: string | undefined): string | null {
+  return uri === DMARC_2_NAMESPACE || uri === DRAFT_NAMESPACE ? uri : null
 }
 
 /** false when the report breaks a limit; the caller then fails with limit_exceeded. */

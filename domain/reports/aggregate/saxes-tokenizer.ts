@@ -42,7 +42,9 @@ export function createSaxesTokenizer(sink: XmlSink, limits: XmlLimits): XmlToken
     const attributes = Object.entries(tag.attributes)
       .map(([name, value]) => ` ${name}="${value}"`)
       .join('')
-    if (!sink.open(localName(tag.name), attributes)) stopped = true
+    const colon = tag.name.indexOf(':')
+    const prefix = colon === -1 ? '' : tag.name.slice(0, colon)
+    if (!sink.open(localName(tag.name), attributes, prefix)) stopped = true
   })
   const onText = (chunk: string) => {
     if (done()) return

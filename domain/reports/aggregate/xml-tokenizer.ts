@@ -15,8 +15,11 @@ import type { XmlLimits } from '../aggregate-types.ts'
 import { decodeText, normalizeNewlines, type XmlText } from './xml-text.ts'
 
 export interface XmlSink {
-  /** A start tag. `name` is the local name (prefix removed); `attributes` is the raw text, or ''. */
-  open(name: string, attributes: string): boolean
+  /**
+   * A start tag. `name` is the local name, `prefix` its namespace prefix ('' for none);
+   * `attributes` is the raw text, or ''.
+   */
+  open(name: string, attributes: string, prefix: string): boolean
   /**
    * An end tag. `text` is the element's content when it had no child element, else null. The
    * object is reused: read it (xml-text.ts) before returning. Returning false stops the tokenizer.
@@ -178,6 +181,7 @@ export function createXmlTokenizer(sink: XmlSink, limits: XmlLimits): XmlTokeniz
     if (!leaf && dropped + lt - textFrom > limits.maxTextLength) return tooLong('text')
     const localStart = colon === -1 ? lt + 1 : colon + 1
     const name = buf.slice(localStart, k)
+    const prefix = colon === -1 ? '' : buf.slice(lt + 1, colon)
     const selfClosing = buf.charCodeAt(gt - 1) === 47
     const attributes = gt === k ? '' : buf.slice(k, selfClosing ? gt - 1 : gt)
     parts = ''
@@ -188,12 +192,12 @@ export function createXmlTokenizer(sink: XmlSink, limits: XmlLimits): XmlTokeniz
       text.source = ''
       text.start = text.end = 0
       text.decoded = true
-      if (!sink.open(name, attributes) || !sink.close(name, text)) stopped = true
+      if (!sink.open(name, attributes, prefix) || !sink.close(name, text)) stopped = true
     } else {
       stack.push(colon === -1 ? name : buf.slice(lt + 1, k))
       names.push(name)
       leaf = true
-      if (!sink.open(name, attributes)) stopped = true
+      if (!sink.open(name, attributes, prefix)) stopped = true
     }
     return gt + 1
   }
