@@ -31,6 +31,19 @@ const DOMAIN_PATTERNS = [
 
 const DATE_PATTERNS = [/\bReceived[- ]date:[ \t]*(.+)$/im, /\bArrival[- ]Date:[ \t]*(.+)$/im]
 
+// Exim's DMARC failure report (src/moan.c, ERRMESS_DMARC_FORENSIC) is a plain single-part message:
+// this subject and this opening sentence, nothing else marks it.
+const PROSE_SUBJECT = /^\s*DMARC (?:Forensic|Failure) Report for [^\s()]+ \(?(?:from IP|[^)]*\bip=)/i
+const PROSE_OPENING = /\bA message claiming to be from you has failed the published DMARC\s+policy\b/i
+
+/**
+ * Whether a message with no report part (no multipart/report, no attachment) is a failure report
+ * all the same: Exim's own format, by its subject or its opening sentence.
+ */
+export function isProseFailureReport(text: string, subject: string): boolean {
+  return PROSE_SUBJECT.test(subject) || PROSE_OPENING.test(text.slice(0, 4096))
+}
+
 export function findPlainTextDetails(text: string, subject: string): PlainTextDetails {
   const sources = [text, subject]
   const sourceIp: string[] = []

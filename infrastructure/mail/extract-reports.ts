@@ -1,4 +1,5 @@
 import type { AttachmentStream } from 'mailparser'
+import { isProseFailureReport } from '../../domain/reports/forensic-plain-text.ts'
 import { ChunkReader, slices } from './chunk-reader.ts'
 import {
   asExtractionError,
@@ -232,6 +233,9 @@ async function collect(
     await mime.items.return(undefined)
   }
   failureReport ||= headersSayFailureReport(mime.headers())
+  // Exim sends its failure report as a plain single-part message (no multipart/report at all).
+  failureReport ||=
+    walk.handed === before && text !== null && isProseFailureReport(text, subjectOf(mime.headers()) ?? '')
   if (failureReport) {
     await walk.sink.hand(feedbackPayload(arf, text, subjectOf(mime.headers()), mime.headers()))
     return null

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import { zipSync } from 'fflate'
+import { parseFailureReport } from '../../../domain/reports/forensic.ts'
 import {
   type ExtractLimits,
   extractReports,
@@ -140,6 +141,68 @@ describe('failure report messages (fixtures)', () => {
     )
     expect(payload.parts.originalHeaders).not.toContain('HTML Text')
     expect(payload.parts.originalHeaders).not.toContain('Alternative')
+  })
+})
+
+describe('Exim’s failure report: a plain single-part message', () => {
+  // Exim's DMARC module (src/moan.c, ERRMESS_DMARC_FORENSIC) sends this body, with no
+  // multipart/report around it; a Baruwa gateway's copy (parsedmarc issue #64) has a text/plain
+  // Content-Type, Exim's own none at all.
+  const body = [
+    'A message claiming to be from you has failed the published DMARC',
+    'policy for your domain.',
+    '',
+    '  Sender Domain: example.com',
+    '  Sender IP Address: 191.252.30.42',
+    '  Received Date: Wed, 20 Feb 2019 08:52:51 +0100',
+    '  SPF Alignment: no',
+    '  DKIM Alignment: no',
+    '  DMARC Results: Reject',
+    '',
+    '------ This is a copy of the headers that were received before the error',
+    '       was detected.',
+    '',
+    'Received: from mx.example.net ([191.252.30.42]) by mailwatch.example.com with esmtp',
+    '',
+  ].join('\r\n')
+  const head = [
+    'From: postmaster@mailwatch.example.com',
+    'To: dmarc@example.com',
+    'Subject: DMARC Forensic Report for example.com from IP 191.252.30.42',
+    'Date: Wed, 20 Feb 2019 08:52:52 +0100',
+  ]
+  for (const [label, contentType] of [
+    ['with a text/plain Content-Type', ['MIME-Version: 1.0', 'Content-Type: text/plain; charset=us-ascii']],
+    ['with no Content-Type at all', []],
+  ] as const) {
+    test(label, async () => {
+      const raw = `${[...head, ...contentType].join('\r\n')}\r\n\r\n${body}`
+      const payloads = await extractOk(raw)
+      expect(payloads.map((payload) => payload.kind)).toEqual(['feedback-report'])
+      const payload = payloads[0]!
+      if (payload.kind !== 'feedback-report') throw new Error('unreachable')
+      expect(payload.parts.feedbackReport).toBeNull()
+      expect(payload.parts.subject).toBe('DMARC Forensic Report for example.com from IP 191.252.30.42')
+      expect(payload.parts.humanReadable).toContain('Sender IP Address: 191.252.30.42')
+      const parsed = parseFailureReport(payload.parts)
+      if (!parsed.ok) throw new Error(parsed.error.message)
+      expect(parsed.report).toMatchObject({
+        format: 'plain-text',
+        sourceIp: '191.252.30.42',
+        reportedDomains: ['example.com'],
+        identityAlignment: ['none'],
+      })
+    })
+  }
+
+  test('the opening sentence alone is enough; a plain note to the report address is no report', async () => {
+    const bySentence = await extractOk(`From: a@example.net\r\nSubject: report\r\n\r\n${body}`)
+    expect(bySentence.map((payload) => payload.kind)).toEqual(['feedback-report'])
+    const note = await extractReports(
+      bytesOf('From: a@example.net\r\nSubject: DMARC question\r\n\r\nWhere do my DMARC reports go?\r\n'),
+      LIMITS,
+    )
+    expect(note.ok).toBe(false)
   })
 })
 
