@@ -4,6 +4,7 @@
 // the RFC leaves room: unknown result types are kept, optional fields may be missing, and mx-host
 // may arrive as a single string instead of an array (some reporters send it that way).
 
+import { formatIp, parseIp, unmapIpv4 } from '../spf/ip.ts'
 import { dateTimeMs, END_INSTANT_MS, FIRST_INSTANT_MS } from './period.ts'
 
 export type TlsRptPolicyType = 'sts' | 'tlsa' | 'no-policy-found'
@@ -192,14 +193,23 @@ function readFailureDetail(value: unknown, path: string, limits: TlsRptLimits): 
   const text = (key: string) => optionalString(detail, key, path, limits)
   return {
     resultType: nonEmpty(required(detail, 'result-type', path), `${path}.result-type`, limits).toLowerCase(),
-    sendingMtaIp: text('sending-mta-ip'),
+    sendingMtaIp: canonicalIp(text('sending-mta-ip')),
     receivingMxHostname: text('receiving-mx-hostname'),
     receivingMxHelo: text('receiving-mx-helo'),
-    receivingIp: text('receiving-ip'),
+    receivingIp: canonicalIp(text('receiving-ip')),
     failedSessionCount: count(detail, 'failed-session-count', path),
     additionalInformation: text('additional-information'),
     failureReasonCode: text('failure-reason-code'),
   }
+}
+
+/**
+ * An address in one spelling (RFC 5952 for IPv6, an IPv4-mapped one as IPv4), as failure reports
+ * store theirs, so the same sender is the same text; a value that is no address is kept as written.
+ */
+function canonicalIp(value: string | null): string | null {
+  const ip = value === null ? null : parseIp(value.trim())
+  return ip === null ? value : formatIp(unmapIpv4(ip))
 }
 
 function invalid(path: string, message: string): never {

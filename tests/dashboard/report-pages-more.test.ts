@@ -236,7 +236,7 @@ describe('TLS report detail', () => {
       .filter((row) => row.includes('<th scope="row">'))
     expect(rows).toHaveLength(3)
     expect(rows[0]).toContain('<th scope="row"><code>certificate-expired</code></th>')
-    expect(rows[0]).toContain('<td><code>2001:db8:abcd:0012::1</code></td>')
+    expect(rows[0]).toContain('<td><code>2001:db8:abcd:12::1</code></td>')
     expect(rows[0]).toContain(`<td><code>mx1.${ALPHA}</code></td>`)
     expect(rows[0]).toContain('<td class="num">100</td>')
     expect(rows[1]).toContain('<code>starttls-not-supported</code>')

@@ -89,7 +89,8 @@ describe('RFC 8460 Appendix B example', () => {
           failureDetails: [
             {
               resultType: 'certificate-expired',
-              sendingMtaIp: '2001:db8:abcd:0012::1',
+              // Held in one spelling (RFC 5952), as failure reports hold theirs.
+              sendingMtaIp: '2001:db8:abcd:12::1',
               receivingMxHostname: 'mx1.mail.company-y.example',
               receivingMxHelo: null,
               receivingIp: null,
@@ -99,7 +100,7 @@ describe('RFC 8460 Appendix B example', () => {
             },
             {
               resultType: 'starttls-not-supported',
-              sendingMtaIp: '2001:db8:abcd:0013::1',
+              sendingMtaIp: '2001:db8:abcd:13::1',
               receivingMxHostname: 'mx2.mail.company-y.example',
               receivingMxHelo: null,
               receivingIp: '203.0.113.56',
