@@ -80,9 +80,16 @@ function mapError(
     set.headers['content-type'] = 'application/json; charset=utf-8'
     return body
   }
+  // A page answers with its own Response; the log and the metrics read the status from `set`
+  // (an error's response value is the error), where it would still say 500 or 200.
+  const sent = (response: Response) => {
+    set.status = response.status
+    return response
+  }
   const page = (status: number, body: Record<string, unknown>) => {
     const browser = !path.startsWith('/api/') && /\btext\/html\b/.test(request.headers.get('accept') ?? '')
-    if (status === 400 && browser && deps.badRequestPage) return deps.badRequestPage(String(body.message))
+    if (status === 400 && browser && deps.badRequestPage)
+      return sent(deps.badRequestPage(String(body.message)))
     return apply(status, body)
   }
   switch (code) {
@@ -121,7 +128,7 @@ function mapError(
       }
       const wantsPage = request.method === 'GET' && !path.startsWith('/api/')
       if (wantsPage && deps.notFoundPage && /\btext\/html\b/.test(request.headers.get('accept') ?? ''))
-        return deps.notFoundPage()
+        return sent(deps.notFoundPage())
       return apply(404, { error: 'not_found', message: 'No such route. See /openapi/json for the API.' })
     }
     case 'INVALID_COOKIE_SIGNATURE':

@@ -1,9 +1,19 @@
 import { Elysia } from 'elysia'
+import { FailureError } from './failures.ts'
 import { rememberFacts } from './request-context.ts'
 
 // An id a client or proxy sent is kept when it is short and plain, so one id follows a request
 // through every hop; anything else is replaced (it is echoed in headers and logs).
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{8,128}$/
+
+export const BAD_HOST_MESSAGE = 'The Host header is missing or names no valid host.'
+
+const badHost = () =>
+  new FailureError({
+    code: 'validation_failed',
+    message: BAD_HOST_MESSAGE,
+    errors: { host: [BAD_HOST_MESSAGE] },
+  })
 
 /** Global: `X-Request-Id` on every response, errors and 404s included (docs/api.md "Errors"). */
 export const requestId = new Elysia({ name: 'request-id' })
@@ -12,5 +22,9 @@ export const requestId = new Elysia({ name: 'request-id' })
     const id = incoming !== null && ACCEPTABLE_ID.test(incoming) ? incoming : crypto.randomUUID()
     rememberFacts(request, { id, startedAt: performance.now() })
     set.headers['x-request-id'] = id
+    // A missing or malformed Host header (HTTP/1.0 without one, `Host: a b`) leaves the request
+    // without a URL, and every later `new URL(request.url)` threw: a 500 on every route. RFC 9112
+    // §3.2: a 400.
+    if (!URL.canParse(request.url)) throw badHost()
   })
   .as('global')

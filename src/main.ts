@@ -8,6 +8,7 @@ import { INTAKE_SOCKET_FILE, serveIntakeSocket } from '../infrastructure/mail/in
 import { createQueues } from '../infrastructure/queue/catalogue.ts'
 import { startBoss } from '../infrastructure/queue/pg-boss.ts'
 import { setProcessNice } from '../infrastructure/runtime/process-priority.ts'
+import { serverErrorOptions } from '../plugins/errors.ts'
 import { resolvers } from './compose/dns.ts'
 import { localIngestWake } from './compose/ingest.ts'
 import { reportProcessBytes } from './compose/report-processes.ts'
@@ -146,6 +147,7 @@ const metricsServer =
           Bun.serve({
             port: metricsPort,
             hostname: config.host,
+            ...serverErrorOptions(logger),
             fetch: workerEndpoints({
               token: config.metricsToken,
               boss,

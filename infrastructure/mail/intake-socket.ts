@@ -44,7 +44,15 @@ export async function serveIntakeSocket(
     unix: options.path,
     // Above our own limit, so an oversize message gets the 422 below rather than Bun's bare 413.
     maxRequestBodySize: options.maxMessageBytes + 1024 * 1024,
+    // Never Bun's development error page (its stack, source lines and paths).
+    development: false,
+    error(error) {
+      deps.logger.error('intake socket: request failed', errorFields(error))
+      return Response.json({ error: 'internal_error' }, { status: 500 })
+    },
     async fetch(request) {
+      // A request with no Host header (HTTP/1.0) or a malformed one has no URL.
+      if (!URL.canParse(request.url)) return Response.json({ error: 'bad_request' }, { status: 400 })
       const url = new URL(request.url)
       if (request.method !== 'POST' || url.pathname !== '/messages')
         return Response.json({ error: 'not_found' }, { status: 404 })

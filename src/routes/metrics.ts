@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { CONTENT_TYPE } from '../../infrastructure/metrics/registry.ts'
 import { type MetricsSources, scrapeMetrics, startLagSampler } from '../../infrastructure/metrics/scrape.ts'
 import { bearerToken, secretMatcher } from '../../plugins/bearer.ts'
+import { BAD_HOST_MESSAGE } from '../../plugins/request-id.ts'
 
 // GET /metrics: Prometheus text for the scraper, behind METRICS_TOKEN (Bearer). Without a token
 // configured the route does not exist (404 like any unknown path): metrics are off by default, and
@@ -64,6 +65,9 @@ export function workerEndpoints(deps: MetricsDeps & { ready: () => Promise<boole
   const metrics = token === null ? null : metricsEndpoint({ ...deps, token })
   const json = (status: number, body: unknown) => Response.json(body, { status })
   return async (request: Request): Promise<Response> => {
+    // A missing or malformed Host header leaves the request without a URL (RFC 9112 §3.2).
+    if (!URL.canParse(request.url))
+      return json(400, { error: 'validation_failed', message: BAD_HOST_MESSAGE })
     const path = new URL(request.url).pathname
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       const body = {
