@@ -5,6 +5,7 @@
 
 import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { createServer, isIP, type Server, type Socket } from 'node:net'
+import { connectionsPerClient } from '../runtime/connections-per-client.ts'
 import {
   answerQuery,
   type HostedRecordSet,
@@ -38,6 +39,12 @@ export interface AuthoritativeResponderOptions {
   tcpIdleTimeoutMs?: number
   /** Further TCP connections are closed at once (default 100). */
   maxTcpConnections?: number
+  /**
+   * TCP connections from one client, an IPv6 one counted by its /56 (default 10; RFC 7766 §6.2.2
+   * lets a server limit them per client): one host holding all 100 with a byte every few seconds
+   * shut out the resolvers that need TCP for a truncated answer.
+   */
+  maxTcpConnectionsPerClient?: number
   logger?: ResponderLogger
 }
 
@@ -104,6 +111,8 @@ export async function startAuthoritativeResponder(
   const zone = hostedZone(options)
   const idleMs = options.tcpIdleTimeoutMs ?? 10_000
   const maxConnections = options.maxTcpConnections ?? 100
+  const perClient = connectionsPerClient(options.maxTcpConnectionsPerClient ?? 10)
+  let nextConnection = 0
   const family = isIP(options.host)
   if (family === 0) throw new Error(`host "${options.host}" is not an IP address`)
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
@@ -134,7 +143,8 @@ export async function startAuthoritativeResponder(
   }
 
   const onTcpConnection = (socket: Socket) => {
-    if (closed || connections.size >= maxConnections) {
+    const id = String(nextConnection++)
+    if (closed || connections.size >= maxConnections || !perClient.open(id, socket.remoteAddress ?? '')) {
       socket.destroy()
       return
     }
@@ -196,6 +206,7 @@ export async function startAuthoritativeResponder(
     socket.on('close', () => {
       clearTimeout(idleTimer)
       connections.delete(socket)
+      perClient.close(id)
     })
     touch()
   }

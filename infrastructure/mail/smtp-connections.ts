@@ -2,30 +2,8 @@ import type { SMTPServer, SMTPServerSession } from 'smtp-server'
 import type { Logger } from '../../domain/shared/logger.ts'
 
 // What bounds the SMTP listener's connections beyond smtp-server's own idle timeout and maxClients
-// (infrastructure/mail/smtp-listener.ts): a cap per client address and a deadline per session.
-
-/** Open connections per client address, at most `max` each; sessions refused are not counted. */
-export function connectionCounter(max: number) {
-  const byAddress = new Map<string, number>()
-  const addressOf = new Map<string, string>()
-  return {
-    open(session: string, address: string): boolean {
-      const open = byAddress.get(address) ?? 0
-      if (open >= max) return false
-      byAddress.set(address, open + 1)
-      addressOf.set(session, address)
-      return true
-    },
-    close(session: string) {
-      const address = addressOf.get(session)
-      if (address === undefined) return
-      addressOf.delete(session)
-      const open = (byAddress.get(address) ?? 1) - 1
-      if (open === 0) byAddress.delete(address)
-      else byAddress.set(address, open)
-    },
-  }
-}
+// (infrastructure/mail/smtp-listener.ts): a deadline per session. The cap per client is
+// infrastructure/runtime/connections-per-client.ts.
 
 /**
  * Ends each connection at its deadline with 421 (RFC 5321 §3.8: the server may close with 421 and

@@ -5,11 +5,11 @@ import {
   type SMTPServerSession,
 } from 'smtp-server'
 import type { Accepted, AcceptMessage, KnowsRecipient, SpooledMessage } from '../../domain/ingest/intake.ts'
-import { clientNetwork } from '../../domain/rate-limits/client-network.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import type { Failure, Result } from '../../domain/shared/result.ts'
+import { connectionsPerClient } from '../runtime/connections-per-client.ts'
 import { type Spool, spoolMessage } from './message-spool.ts'
-import { connectionCounter, sessionDeadlines } from './smtp-connections.ts'
+import { sessionDeadlines } from './smtp-connections.ts'
 
 // The MX (or, behind Postfix/Exim, the LMTP endpoint) of the report domain. Reporters do not
 // authenticate, so anyone may connect; what keeps it from being an open relay is that only report
@@ -143,7 +143,7 @@ async function deliver(deps: Deps, session: SMTPServerSession, raw: SpooledMessa
 
 export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions): Promise<SmtpListener> {
   const limit = options.maxMessageBytes
-  const perAddress = connectionCounter(options.maxClientsPerAddress ?? 10)
+  const perAddress = connectionsPerClient(options.maxClientsPerAddress ?? 10)
   // The server's connections are looked up when a deadline falls, long after it was built.
   const deadlines = sessionDeadlines(
     () => server.connections,
@@ -169,7 +169,7 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
     // RFC 5321 §4.5.3.1.8: at least 100 must be accepted; more would only multiply accept calls.
     maxRecipients: 100,
     onConnect(session, callback) {
-      if (perAddress.open(session.id, clientNetwork(session.remoteAddress))) {
+      if (perAddress.open(session.id, session.remoteAddress)) {
         deadlines.start(session)
         return callback()
       }

@@ -64,8 +64,14 @@ export interface TcpClient {
   closed: Promise<void>
 }
 
-export async function tcpClient(port: number): Promise<TcpClient> {
-  const socket = createConnection({ host: '127.0.0.1', port, allowHalfOpen: true })
+/** A TCP client of 127.0.0.1:port; `from` is another loopback address to connect from (127.0.0.2). */
+export async function tcpClient(port: number, from?: string): Promise<TcpClient> {
+  const socket = createConnection({
+    host: '127.0.0.1',
+    port,
+    allowHalfOpen: true,
+    ...(from === undefined ? {} : { localAddress: from }),
+  })
   socket.setNoDelay(true)
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve)

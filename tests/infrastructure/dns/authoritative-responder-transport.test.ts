@@ -197,6 +197,31 @@ describe('TCP', () => {
   })
 })
 
+describe('connections per client', () => {
+  test('one client holds at most its share of the TCP connections; another client still gets in', async () => {
+    const limited = await startAuthoritativeResponder({ ...base, maxTcpConnectionsPerClient: 2 })
+    try {
+      const held = [await tcpClient(limited.port), await tcpClient(limited.port)]
+      const refused = await tcpClient(limited.port)
+      await refused.closed
+      // Another address (all of 127.0.0.0/8 is this machine's loopback) is another client.
+      const other = await tcpClient(limited.port, '127.0.0.2')
+      other.write(frame(query(`acme.${ZONE}`, 'TXT')))
+      expect(await other.next()).toMatchObject({ rcode: 'NOERROR' })
+      // A closed connection frees its place.
+      held[0]!.socket.destroy()
+      await held[0]!.closed
+      await Bun.sleep(50)
+      const again = await tcpClient(limited.port)
+      again.write(frame(query(`acme.${ZONE}`, 'TXT')))
+      expect(await again.next()).toMatchObject({ rcode: 'NOERROR' })
+      for (const client of [held[1]!, other, again]) client.socket.destroy()
+    } finally {
+      await limited.close()
+    }
+  })
+})
+
 describe('lifecycle', () => {
   test('UDP and TCP share the port; close() releases both and can be called twice', async () => {
     const temporary = await startAuthoritativeResponder(base)
