@@ -84,6 +84,16 @@ type Delivery =
   | { status: 'ok'; accepted: Accepted }
   | { status: 'failed'; failure: Failure }
   | { status: 'error' }
+  /** Mail for the postmaster: logged, not kept (see isPostmaster). */
+  | { status: 'logged' }
+
+/**
+ * RFC 5321 §4.5.1: an SMTP server MUST accept mail for `postmaster` at its domains and for a bare
+ * `<Postmaster>`. This MX holds report addresses only, so such a message is accepted and logged
+ * (who sent it, how large), not kept: an operator who wants it reads it at the MTA in front, or
+ * points the domain's postmaster elsewhere (docs/ingestion.md).
+ */
+const isPostmaster = (address: string) => /^postmaster(?:@|$)/i.test(address)
 
 function permanentReply(failure: Failure, limit: number): Error {
   if (failure.code === 'payload_too_large')
@@ -103,6 +113,7 @@ function smtpReply(deliveries: Delivery[], limit: number): Error | string {
   if (deliveries.some((d) => d.status === 'error')) return reply(451, TEMPORARY)
   const accepted = deliveries.flatMap((d) => (d.status === 'ok' ? [d.accepted.id] : []))
   if (accepted.length > 0) return `OK: accepted as ${accepted.join(', ')}`
+  if (deliveries.some((d) => d.status === 'logged')) return 'OK: postmaster message logged'
   const failed = deliveries.find((d) => d.status === 'failed')
   return failed?.status === 'failed' ? permanentReply(failed.failure, limit) : reply(451, TEMPORARY)
 }
@@ -110,6 +121,7 @@ function smtpReply(deliveries: Delivery[], limit: number): Error | string {
 /** LMTP answers each recipient on its own, in RCPT order (RFC 2033 §4.2). */
 function lmtpReply(delivery: Delivery, limit: number): SMTPServerDataResult {
   if (delivery.status === 'ok') return `OK: accepted as ${delivery.accepted.id}`
+  if (delivery.status === 'logged') return 'OK: postmaster message logged'
   if (delivery.status === 'failed') return permanentReply(delivery.failure, limit)
   return reply(451, TEMPORARY)
 }
@@ -184,6 +196,7 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
       deadlines.stop(session)
     },
     onRcptTo(address, session, callback) {
+      if (isPostmaster(address.address)) return callback()
       deps.knowsRecipient(address.address).then(
         (known) => {
           if (known) return callback()
@@ -222,7 +235,19 @@ export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions
         // One recipient after another: each is one durable write, and there are rarely more than one.
         const deliveries: Delivery[] = []
         try {
-          for (const recipient of recipients) deliveries.push(await deliver(deps, session, raw, recipient))
+          for (const recipient of recipients) {
+            if (!isPostmaster(recipient)) deliveries.push(await deliver(deps, session, raw, recipient))
+            else {
+              deps.logger.warn('smtp message for the postmaster logged, not kept', {
+                session: session.id,
+                recipient,
+                from: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
+                bytes: raw.size,
+                client: session.remoteAddress,
+              })
+              deliveries.push({ status: 'logged' })
+            }
+          }
         } finally {
           await raw.discard()
         }

@@ -140,6 +140,27 @@ describe('SMTP listener', () => {
     client.destroy()
   })
 
+  test('takes mail for the postmaster (RFC 5321 §4.5.1), logs it and keeps nothing', async () => {
+    calls.length = 0
+    logged.length = 0
+    const client = await open(smtp.port)
+    expect(await envelope(client, ['Postmaster', 'POSTMASTER@reports.test'])).toEqual([250, 250])
+    expect((await client.command('DATA')).code).toBe(354)
+    client.sendData(REPORT)
+    const answer = await client.reply()
+    expect(answer.code).toBe(250)
+    expect(answer.text).toContain('postmaster message logged')
+    expect(calls).toEqual([])
+    expect(logged.filter((l) => l.msg.includes('postmaster'))).toHaveLength(2)
+    // Beside a report address, the report is accepted as ever.
+    expect(await envelope(client, ['postmaster', rcpt('acme')])).toEqual([250, 250])
+    expect((await client.command('DATA')).code).toBe(354)
+    client.sendData(REPORT)
+    expect((await client.reply()).text).toContain('accepted as')
+    expect(calls.map((c) => c.recipient)).toEqual([rcpt('acme')])
+    expect((await client.command('QUIT')).code).toBe(221)
+  })
+
   test('refuses an oversize message with 552, announced by SIZE or not, without calling accept', async () => {
     calls.length = 0
     const client = await open(smtp.port)
