@@ -2,8 +2,9 @@ import { ImapFlow } from 'imapflow'
 import type { AcceptMessage } from '../../domain/ingest/intake.ts'
 import { errorFields, type Logger } from '../../domain/shared/logger.ts'
 import { headerRecipient, MAX_HEADER_BYTES } from './header-recipient.ts'
+import { downloadSpooled } from './imap-download.ts'
 import { parseImapUrl } from './imap-url.ts'
-import { firstBytes, type Spool, type SpoolResult, spoolMessage } from './message-spool.ts'
+import { firstBytes, type Spool, type SpoolResult } from './message-spool.ts'
 
 // Intake from a mailbox that reporters (or a forward) deliver to. Every message in the folder is
 // pending — read or unread does not matter, a human may have opened one — and it leaves the folder
@@ -111,38 +112,27 @@ async function reject(
   return 'rejected'
 }
 
-/** How much of a message one FETCH asks for: most reports arrive in the first, one round trip. */
-const DOWNLOAD_CHUNK_BYTES = 1024 * 1024
-
-/**
- * The message, spooled as it is downloaded (never held whole: docs/ingestion.md, "Memory"), or its
- * size when it went over `maxBytes`; null when it was expunged since the listing. Partial FETCHes
- * bound the download even if the server under-reported RFC822.SIZE.
- */
-async function download(ctx: Context, uid: number): Promise<SpoolResult | null> {
-  const { content } = await ctx.client.download(String(uid), undefined, {
-    uid: true,
-    maxBytes: ctx.maxBytes + 1,
-    chunkSize: DOWNLOAD_CHUNK_BYTES,
-  })
-  if (content === undefined) return null
-  try {
-    return await spoolMessage(content, { maxBytes: ctx.maxBytes })
-  } finally {
-    // Stops the chunk FETCHes when the spool stopped reading (over the limit, or an error).
-    content.destroy()
-  }
-}
-
 async function processMessage(ctx: Context, listed: Listed): Promise<Outcome> {
   const { deps, maxBytes } = ctx
   const { uid, size } = listed
   if (size !== undefined && size > maxBytes) {
     return reject(ctx, uid, 'over the size limit', { bytes: size, limit: maxBytes })
   }
-  const spooled = await download(ctx, uid)
+  let spooled: SpoolResult | null
+  try {
+    spooled = await downloadSpooled(ctx.client, uid, ctx.maxBytes)
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    // Retrying cannot help a message larger than its server says: left in the folder, it stopped
+    // every poll at it, and nothing after it was ever read.
+    if (code === 'DownloadOverflow')
+      return reject(ctx, uid, 'larger than the server said', { listed_bytes: size, limit: maxBytes })
+    if (code !== 'DownloadIncomplete') throw error
+    spooled = null
+  }
   if (spooled === null) {
-    // Expunged by another client since the listing: not ours to count, and nothing lost by us.
+    // Expunged by another client since the listing (or during the download): not ours to count,
+    // and nothing lost by us.
     deps.logger.info('imap message vanished before it was downloaded', { uid })
     return 'vanished'
   }

@@ -91,17 +91,23 @@ test('a server that trickles a message byte by byte is given up at the poll dead
   expect(result.accepted).toBe(0)
 }, 20_000)
 
-test('a server that under-reports a message’s size: the download stops past the limit, and it is rejected', async () => {
-  const MiB = 1024 * 1024
-  let bodyFetches = 0
-  const url = fakeImap(10, (socket, tag, command) => {
-    bodyFetches++
-    // The partial FETCH asks for <start.length>; every answer is a whole window of x's.
+const MiB = 1024 * 1024
+
+/** Answers every partial FETCH of the body with a whole window of x's, and RFC822.SIZE `size`. */
+function windowsOfX(size: number, fetches: { count: number }): BodyAnswer {
+  return (socket, tag, command) => {
+    fetches.count++
+    // The partial FETCH asks for <start.length>.
     const start = /<(\d+)\.\d+>/.exec(command)?.[1] ?? '0'
-    socket.write(`* 1 FETCH (UID 1 BODY[]<${start}> {${MiB}}\r\n`)
+    socket.write(`* 1 FETCH (UID 1 RFC822.SIZE ${size} BODY[]<${start}> {${MiB}}\r\n`)
     socket.write(Buffer.alloc(MiB, 0x78))
     socket.write(`)\r\n${tag} OK done\r\n`)
-  })
+  }
+}
+
+test('a server that under-reports a message’s size in the listing: the download stops past the limit, and it is rejected', async () => {
+  const fetches = { count: 0 }
+  const url = fakeImap(10, windowsOfX(100 * MiB, fetches))
   const accept: AcceptMessage = async () => {
     throw new Error('an oversize message must not be accepted')
   }
@@ -111,5 +117,21 @@ test('a server that under-reports a message’s size: the download stops past th
   )
   expect(result).toEqual({ fetched: 1, accepted: 0, rejected: 1, failed: 0 })
   // The third window passed the limit; no fourth was asked for.
-  expect(bodyFetches).toBe(3)
+  expect(fetches.count).toBe(3)
+}, 20_000)
+
+test('a server that under-reports it in the FETCH too: imapflow ends the download, and it is rejected, not retried for ever', async () => {
+  const fetches = { count: 0 }
+  // 10 bytes said, a megabyte sent per window: imapflow stops past 2 × 10 bytes + one window.
+  const url = fakeImap(10, windowsOfX(10, fetches))
+  const accept: AcceptMessage = async () => {
+    throw new Error('a message larger than its server says must not be accepted')
+  }
+  const result = await pollMailbox(
+    { accept, logger },
+    { url, recipient: 'r@reports.test', maxMessageBytes: 64 * MiB, timeoutMs: 5_000 },
+  )
+  // Left in the folder, it would stop every poll at it (failed, stop): rejected instead.
+  expect(result).toEqual({ fetched: 1, accepted: 0, rejected: 1, failed: 0 })
+  expect(fetches.count).toBeLessThanOrEqual(3)
 }, 20_000)
