@@ -9,13 +9,13 @@ export const IPV6_CLIENT_PREFIX = 56
 
 /**
  * The subject a per-client limit counts: an IPv4 address (an IPv4-mapped IPv6 one unmapped,
- * RFC 4291 §2.5.5.2) as is, an IPv6 address as its /56 network. Anything else (an unparsable
+ * RFC 4291 §2.5.5.2) as is, an IPv6 address as its /56 network (or `ipv6Prefix`). Anything else (an unparsable
  * X-Forwarded-For entry, "unknown") is counted as given.
  */
-export function clientNetwork(address: string): string {
+export function clientNetwork(address: string, ipv6Prefix = IPV6_CLIENT_PREFIX): string {
   const ip = parseIp(address)
   if (ip === null) return address
   const client = unmapIpv4(ip)
   if (client.family === 4) return formatIp(client)
-  return `${formatIp(maskIp(client, IPV6_CLIENT_PREFIX))}/${IPV6_CLIENT_PREFIX}`
+  return `${formatIp(maskIp(client, ipv6Prefix))}/${ipv6Prefix}`
 }

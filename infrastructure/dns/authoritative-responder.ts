@@ -40,9 +40,10 @@ export interface AuthoritativeResponderOptions {
   /** Further TCP connections are closed at once (default 100). */
   maxTcpConnections?: number
   /**
-   * TCP connections from one client, an IPv6 one counted by its /56 (default 10; RFC 7766 §6.2.2
+   * TCP connections from one client, an IPv6 one counted by its /64 (default 20; RFC 7766 §6.2.2
    * lets a server limit them per client): one host holding all 100 with a byte every few seconds
-   * shut out the resolvers that need TCP for a truncated answer.
+   * shut out the resolvers that need TCP for a truncated answer. Looser than the SMTP listener's
+   * 10 per /56: a resolver farm's hosts may share a network, and each needs TCP only briefly.
    */
   maxTcpConnectionsPerClient?: number
   logger?: ResponderLogger
@@ -111,7 +112,7 @@ export async function startAuthoritativeResponder(
   const zone = hostedZone(options)
   const idleMs = options.tcpIdleTimeoutMs ?? 10_000
   const maxConnections = options.maxTcpConnections ?? 100
-  const perClient = connectionsPerClient(options.maxTcpConnectionsPerClient ?? 10)
+  const perClient = connectionsPerClient(options.maxTcpConnectionsPerClient ?? 20, 64)
   let nextConnection = 0
   const family = isIP(options.host)
   if (family === 0) throw new Error(`host "${options.host}" is not an IP address`)

@@ -5,15 +5,15 @@ import { clientNetwork } from '../../domain/rate-limits/client-network.ts'
 
 /**
  * Open connections per client, at most `max` each, a client being its address and an IPv6 one its
- * /56 (domain/rate-limits/client-network.ts); connections refused are not counted. `connection` is
- * any id the caller gives each connection.
+ * /56 or `ipv6Prefix` (domain/rate-limits/client-network.ts); connections refused are not counted.
+ * `connection` is any id the caller gives each connection.
  */
-export function connectionsPerClient(max: number) {
+export function connectionsPerClient(max: number, ipv6Prefix?: number) {
   const byAddress = new Map<string, number>()
   const addressOf = new Map<string, string>()
   return {
     open(connection: string, remoteAddress: string): boolean {
-      const address = clientNetwork(remoteAddress)
+      const address = clientNetwork(remoteAddress, ipv6Prefix)
       const open = byAddress.get(address) ?? 0
       if (open >= max) return false
       byAddress.set(address, open + 1)

@@ -13,6 +13,8 @@ test('an IPv6 client is its /56, written one way whatever the spelling', () => {
   expect(clientNetwork('2001:0db8:00aa:0000::0001')).toBe('2001:db8:aa::/56')
   expect(clientNetwork('2001:db8:aa:100::1')).toBe('2001:db8:aa:100::/56')
   expect(clientNetwork('::1')).toBe('::/56')
+  expect(clientNetwork('2001:db8:aa:1::1', 64)).toBe('2001:db8:aa:1::/64')
+  expect(clientNetwork('198.51.100.7', 64)).toBe('198.51.100.7')
 })
 
 test('what is not an address is counted as given', () => {
