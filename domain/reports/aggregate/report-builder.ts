@@ -58,8 +58,11 @@ export function createReportBuilder(): ReportBuilder {
   const contexts: number[] = [OUTSIDE]
   let firstElement: string | null = null
   let namespace: string | null = null
-  /** Namespace declarations on <feedback> and the elements around it, by prefix. */
-  const namespaces = new Map<string, string>()
+  /**
+   * Namespace declarations in scope on the elements up to <feedback>, innermost last, each with the
+   * depth of the element that made it: dropped when that element closes (Namespaces in XML §6.1).
+   */
+  const namespaces: { prefix: string; uri: string; depth: number }[] = []
   let feedbackOpen = false
   const meta = newMetadataDraft()
   const policy = newPolicyDraft()
@@ -165,12 +168,16 @@ export function createReportBuilder(): ReportBuilder {
       // binds a prefix nothing uses (Namespaces in XML 1.0 §6.2; a real AOL report does this).
       if (context <= FEEDBACK) {
         if (attributes !== '')
-          for (const [declared, uri] of namespaceDeclarations(attributes)) namespaces.set(declared, uri)
-        if (context === FEEDBACK) namespace = dmarcNamespace(namespaces.get(prefix))
+          for (const [declared, uri] of namespaceDeclarations(attributes))
+            namespaces.push({ prefix: declared, uri, depth: contexts.length })
+        if (context === FEEDBACK)
+          namespace = dmarcNamespace(namespaces.findLast((entry) => entry.prefix === prefix)?.uri)
       }
       return context >= RECORD && context < LEAF ? checkRecord(records.open(context)) : true
     },
     close(name, text) {
+      while (namespaces.length > 0 && namespaces[namespaces.length - 1]!.depth >= contexts.length)
+        namespaces.pop()
       const context = contexts.pop()!
       if (context === LEAF) return closeValue(contexts[contexts.length - 1]!, name, text ?? EMPTY_TEXT)
       return context === IGNORED || context === OUTSIDE ? true : closeStructure(context)

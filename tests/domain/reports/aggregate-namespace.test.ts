@@ -40,3 +40,15 @@ test('a prefixed <feedback> is in its prefix’s namespace, declared on it or ar
   // A prefix nobody declared: no namespace, so the version and the elements decide.
   expect(await variantOf(prefixed('d'))).toBe('rfc7489')
 })
+
+test('a declaration is in scope only inside the element that makes it', async () => {
+  // On a sibling that closed before <feedback>: out of scope.
+  expect(await variantOf(`<wrap><a xmlns="${RFC9990}"/>${report()}</wrap>`)).toBe('rfc7489')
+  expect(await variantOf(`<wrap xmlns:d="${RFC9990}"><y xmlns:d="${DRAFT}"/>${prefixed('d')}</wrap>`)).toBe(
+    'rfc9990',
+  )
+  // The innermost declaration of a prefix wins.
+  expect(
+    await variantOf(`<wrap xmlns:d="${DRAFT}"><inner xmlns:d="${RFC9990}">${prefixed('d')}</inner></wrap>`),
+  ).toBe('rfc9990')
+})
