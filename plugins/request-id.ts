@@ -22,9 +22,9 @@ export const requestId = new Elysia({ name: 'request-id' })
     const id = incoming !== null && ACCEPTABLE_ID.test(incoming) ? incoming : crypto.randomUUID()
     rememberFacts(request, { id, startedAt: performance.now() })
     set.headers['x-request-id'] = id
-    // A missing or malformed Host header (HTTP/1.0 without one, `Host: a b`) leaves the request
-    // without a URL, and every later `new URL(request.url)` threw: a 500 on every route. RFC 9112
-    // §3.2: a 400.
+    // A malformed Host header (`Host: a b`; RFC 9112 §3.2 makes it a 400) or none at all (HTTP/1.0
+    // allows that) leaves the request without a URL, and every later `new URL(request.url)` threw:
+    // a 500 on every route.
     if (!URL.canParse(request.url)) throw badHost()
   })
   .as('global')
