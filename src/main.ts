@@ -175,6 +175,7 @@ const smtp =
             port: smtpConfig.port,
             lmtp: smtpConfig.lmtp,
             maxMessageBytes: config.ingestMaxMessageBytes,
+            domain: config.ingestDomain,
           }),
       )
     : null

@@ -35,6 +35,8 @@ export interface SmtpListenerOptions {
   tls?: { key: string; cert: string }
   /** An idle connection is closed after this long (default 2 minutes). */
   idleTimeoutMs?: number
+  /** The domain this MX serves (INGEST_DOMAIN): `postmaster@` it is accepted (RFC 5321 §4.5.1). */
+  domain?: string
   /** Concurrent connections (default 100). */
   maxClients?: number
   /**
@@ -88,12 +90,18 @@ type Delivery =
   | { status: 'logged' }
 
 /**
- * RFC 5321 §4.5.1: an SMTP server MUST accept mail for `postmaster` at its domains and for a bare
- * `<Postmaster>`. This MX holds report addresses only, so such a message is accepted and logged
- * (who sent it, how large), not kept: an operator who wants it reads it at the MTA in front, or
- * points the domain's postmaster elsewhere (docs/ingestion.md).
+ * RFC 5321 §4.5.1: an SMTP server MUST accept mail for `postmaster` at the domains it serves and
+ * for a bare `<Postmaster>`. This MX holds report addresses only, so such a message is accepted
+ * and logged (who sent it, how large), not kept: an operator who wants it reads it at the MTA in
+ * front, or points the domain's postmaster elsewhere (docs/ingestion.md).
  */
-const isPostmaster = (address: string) => /^postmaster(?:@|$)/i.test(address)
+function postmasterOf(domain: string | undefined) {
+  const served = domain?.toLowerCase()
+  return (address: string) => {
+    const [local = '', at] = address.toLowerCase().split('@', 2)
+    return local === 'postmaster' && (at === undefined || at === served)
+  }
+}
 
 function permanentReply(failure: Failure, limit: number): Error {
   if (failure.code === 'payload_too_large')
@@ -113,9 +121,12 @@ function smtpReply(deliveries: Delivery[], limit: number): Error | string {
   if (deliveries.some((d) => d.status === 'error')) return reply(451, TEMPORARY)
   const accepted = deliveries.flatMap((d) => (d.status === 'ok' ? [d.accepted.id] : []))
   if (accepted.length > 0) return `OK: accepted as ${accepted.join(', ')}`
-  if (deliveries.some((d) => d.status === 'logged')) return 'OK: postmaster message logged'
+  // A report refused for good is bounced even beside a postmaster copy, which is not kept anyway.
   const failed = deliveries.find((d) => d.status === 'failed')
-  return failed?.status === 'failed' ? permanentReply(failed.failure, limit) : reply(451, TEMPORARY)
+  if (failed?.status === 'failed') return permanentReply(failed.failure, limit)
+  return deliveries.some((d) => d.status === 'logged')
+    ? 'OK: postmaster message logged'
+    : reply(451, TEMPORARY)
 }
 
 /** LMTP answers each recipient on its own, in RCPT order (RFC 2033 §4.2). */
@@ -156,6 +167,7 @@ async function deliver(deps: Deps, session: SMTPServerSession, raw: SpooledMessa
 export async function startSmtpListener(deps: Deps, options: SmtpListenerOptions): Promise<SmtpListener> {
   const limit = options.maxMessageBytes
   const perAddress = connectionsPerClient(options.maxClientsPerAddress ?? 10)
+  const isPostmaster = postmasterOf(options.domain)
   // The server's connections are looked up when a deadline falls, long after it was built.
   const deadlines = sessionDeadlines(
     () => server.connections,

@@ -64,7 +64,10 @@ beforeAll(async () => {
   expect(openssl.exitCode).toBe(0)
   cert = readFileSync(join(dir, 'cert.pem'), 'utf8')
   const deps = { accept, knowsRecipient, logger }
-  const base = { host: '127.0.0.1', port: 0, maxMessageBytes: LIMIT, hostname: 'mx.reports.test' }
+  const base = {
+    ...{ host: '127.0.0.1', port: 0, maxMessageBytes: LIMIT, hostname: 'mx.reports.test' },
+    domain: 'reports.test',
+  }
   smtp = await startSmtpListener(deps, { ...base, lmtp: false })
   lmtp = await startSmtpListener(deps, { ...base, lmtp: true })
   idle = await startSmtpListener(deps, { ...base, lmtp: false, idleTimeoutMs: 300 })
@@ -152,12 +155,19 @@ describe('SMTP listener', () => {
     expect(answer.text).toContain('postmaster message logged')
     expect(calls).toEqual([])
     expect(logged.filter((l) => l.msg.includes('postmaster'))).toHaveLength(2)
-    // Beside a report address, the report is accepted as ever.
+    // Beside a report address, the report is accepted as ever, and one refused for good bounces.
     expect(await envelope(client, ['postmaster', rcpt('acme')])).toEqual([250, 250])
     expect((await client.command('DATA')).code).toBe(354)
     client.sendData(REPORT)
     expect((await client.reply()).text).toContain('accepted as')
     expect(calls.map((c) => c.recipient)).toEqual([rcpt('acme')])
+    expect(await envelope(client, ['postmaster', rcpt('gone')])).toEqual([250, 250])
+    expect((await client.command('DATA')).code).toBe(354)
+    client.sendData(REPORT)
+    expect((await client.reply()).code).toBe(550)
+    // Only the postmaster of the domain served: another domain's is no report address here.
+    await client.command('RSET')
+    expect(await envelope(client, ['postmaster@elsewhere.test'])).toEqual([550])
     expect((await client.command('QUIT')).code).toBe(221)
   })
 
