@@ -122,17 +122,24 @@ async function listenOrExit<T>(
     return await listen()
   } catch (error) {
     const code = (error as { code?: string }).code
-    const reason =
+    return notStarted(
       code === 'EADDRINUSE'
         ? `${settings.name}'s port ${port} is in use by another program or service: stop it, or set ${settings.port} to a free port`
-        : `${settings.name} cannot listen on ${host}:${port} (${error instanceof Error ? error.message : String(error)}): check ${settings.host} and ${settings.port}`
-    logger.error('dmarcwatch not started', { reason })
-    await app?.stop(true).catch(() => {})
-    await boss.stop({ graceful: false, close: false }).catch(() => {})
-    if (workerDatabase !== database) await workerDatabase.close().catch(() => {})
-    await database.close().catch(() => {})
-    process.exit(1)
+        : `${settings.name} cannot listen on ${host}:${port} (${messageOf(error)}): check ${settings.host} and ${settings.port}`,
+    )
   }
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** One line on why, what was started stopped, exit code 1. */
+async function notStarted(reason: string): Promise<never> {
+  logger.error('dmarcwatch not started', { reason })
+  await app?.stop(true).catch(() => {})
+  await boss.stop({ graceful: false, close: false }).catch(() => {})
+  if (workerDatabase !== database) await workerDatabase.close().catch(() => {})
+  await database.close().catch(() => {})
+  process.exit(1)
 }
 // A worker has no API to scrape: with METRICS_PORT it serves /metrics (METRICS_TOKEN), /healthz and
 // /readyz on a port of its own. With the API (ROLE=all or api) /metrics is an API route instead.
@@ -187,7 +194,11 @@ const intakeSocket =
     ? await serveIntakeSocket(mailIntake, {
         path: intakeSocketPath,
         maxMessageBytes: config.ingestMaxMessageBytes,
-      })
+      }).catch((error: unknown) =>
+        notStarted(
+          `the intake socket cannot listen on ${intakeSocketPath} (${messageOf(error)}): check DATA_DIR`,
+        ),
+      )
     : null
 // The authoritative responder for SPF_ZONE (managed SPF and DMARC records) runs with the API.
 const dnsPort = config.spf.dnsPort
