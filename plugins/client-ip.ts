@@ -14,5 +14,16 @@ export function clientIp(input: {
     .map((part) => part.trim())
     .filter((part) => part !== '')
   if (hops.length === 0) return socket
-  return hops[Math.max(0, hops.length - input.trustedHops)]!
+  return withoutPort(hops[Math.max(0, hops.length - input.trustedHops)]!)
+}
+
+/**
+ * Some proxies write the client's port too (`192.0.2.1:5678`, `[2001:db8::1]:443`; RFC 7239 §6
+ * writes nodes that way): the client is the address, or each of its ports would count apart.
+ */
+function withoutPort(hop: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(hop)
+  if (bracketed) return bracketed[1]!
+  const ipv4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(hop)
+  return ipv4 ? ipv4[1]! : hop
 }

@@ -13,3 +13,12 @@ test('with N trusted hops the client is the N-th forwarded entry from the right'
   expect(clientIp({ socketIp: '10.0.0.3', forwardedFor: ' , ', trustedHops: 1 })).toBe('10.0.0.3')
   expect(clientIp({ socketIp: null, forwardedFor: null, trustedHops: 1 })).toBe('unknown')
 })
+
+test('a forwarded entry with a port is the address without it', () => {
+  const from = (forwardedFor: string) => clientIp({ socketIp: '10.0.0.3', forwardedFor, trustedHops: 1 })
+  expect(from('192.0.2.1:5678')).toBe('192.0.2.1')
+  expect(from('[2001:db8::1]:443')).toBe('2001:db8::1')
+  expect(from('[2001:db8::1]')).toBe('2001:db8::1')
+  expect(from('2001:db8::1')).toBe('2001:db8::1')
+  expect(from('unknown')).toBe('unknown')
+})
