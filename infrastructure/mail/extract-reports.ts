@@ -10,6 +10,7 @@ import {
 } from './extraction-failure.ts'
 import { FailureParts, headersSayFailureReport, isFeedbackType } from './failure-parts.ts'
 import { mimeFailure, mimeStream } from './mime-stream.ts'
+import { contentOf, drain, keepingPrefix } from './part-streams.ts'
 import {
   addPartPayloads,
   addTextPayload,
@@ -126,42 +127,6 @@ async function walkMessage(
 
 function tooManyParts(limits: ExtractLimits): ExtractFailure {
   return limitExceeded('mime_parts', `the message has more than ${limits.maxParts} MIME parts`)
-}
-
-/** An attachment's decoded bytes; leaving the loop early does not end the part (the parser drains it). */
-function contentOf(attachment: AttachmentStream): AsyncIterable<Uint8Array> {
-  const content = attachment.content as unknown as {
-    iterator(options: { destroyOnReturn: boolean }): AsyncIterable<Uint8Array>
-  }
-  return content.iterator({ destroyOnReturn: false })
-}
-
-/** Passes `source` on, keeping its first `limit` bytes in `kept` (an ARF piece). */
-async function* keepingPrefix(
-  source: AsyncIterable<Uint8Array>,
-  limit: number,
-  done: (bytes: Uint8Array) => void,
-): AsyncGenerator<Uint8Array> {
-  const prefix = new Uint8Array(limit)
-  let filled = 0
-  try {
-    for await (const chunk of source) {
-      if (filled < limit) {
-        const take = Math.min(limit - filled, chunk.byteLength)
-        prefix.set(chunk.subarray(0, take), filled)
-        filled += take
-      }
-      yield chunk
-    }
-  } finally {
-    done(prefix.slice(0, filled))
-  }
-}
-
-async function drain(source: AsyncIterable<Uint8Array>): Promise<void> {
-  for await (const _ of source) {
-    // read past: only the kept prefix matters
-  }
 }
 
 /** Collects the payloads of one message; returns a failure only when the whole message must be refused. */
