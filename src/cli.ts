@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { errorFields } from '../domain/shared/logger.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { CliError, CliUsageError, describe } from './cli/errors.ts'
 import {
@@ -234,7 +235,9 @@ async function main(): Promise<number> {
       console.error(`${error.message}\n${USAGE}`)
       return 2
     }
-    console.error(`error: ${error instanceof Error ? error.message : String(error)}`)
+    // One line, and for a failed statement the database's reason, not the statement and its
+    // parameters (a mail's bytes; domain/shared/logger.ts errorFields).
+    console.error(`error: ${String(errorFields(error).error).split('\n')[0]!.slice(0, 500)}`)
     // A message the pipe could not store (as opposed to one refused) is the mail server's to retry.
     return argv[0] === 'ingest' ? EX_TEMPFAIL : 1
   } finally {
