@@ -141,13 +141,19 @@ export function loadConfig(env: Env = process.env): Config {
     )
   }
   const publicUrl = (get('PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '')
-  try {
-    const url = new URL(publicUrl)
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error()
-  } catch {
-    problems.push(`PUBLIC_URL must be an http(s) URL (got "${publicUrl}")`)
-  }
-  const ingestDomain = (get('INGEST_DOMAIN') ?? hostOf(publicUrl) ?? 'localhost').toLowerCase()
+  const publicProblem = publicUrlProblem(publicUrl)
+  if (publicProblem !== null) problems.push(`PUBLIC_URL ${publicProblem} (got "${publicUrl}")`)
+  // The report addresses' domain: INGEST_DOMAIN as given, or PUBLIC_URL's host when that is a name
+  // (an address such as 127.0.0.1 names no mail domain: localhost then).
+  const ingestDomainSetting = get('INGEST_DOMAIN')
+  const ingestDomain =
+    ingestDomainSetting === undefined
+      ? (mailDomainOf(hostOf(publicUrl) ?? '') ?? 'localhost')
+      : (mailDomainOf(ingestDomainSetting) ?? ingestDomainSetting.toLowerCase())
+  if (ingestDomainSetting !== undefined && mailDomainOf(ingestDomainSetting) === null)
+    problems.push(
+      `INGEST_DOMAIN must be a domain name such as reports.example.com, without scheme, port or path (got "${ingestDomainSetting}")`,
+    )
 
   const config: Config = {
     port,
@@ -237,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (dnsServers !== undefined) {
     try {
       config.dnsServers = parseDnsServers(dnsServers)
+      if (config.dnsServers.length === 0) throw new Error('no server given')
     } catch (error) {
       problems.push(`DNS_SERVERS must be a comma-separated list of ip[:port] (${(error as Error).message})`)
     }
@@ -249,8 +256,50 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^imaps?:\/\//.test(url))
       problems.push('IMAP_MAILBOXES must be space-separated imap:// or imaps:// URLs')
   }
+  // One process owns the embedded database (DATA_DIR): a ROLE=api there queued jobs nobody ran.
+  if (config.role !== 'all' && databaseUrl === null)
+    problems.push(
+      `ROLE=${config.role} needs DATABASE_URL (PostgreSQL): on the embedded database one ROLE=all process does everything`,
+    )
   if (problems.length > 0) throw new ConfigError(problems)
   return config
+}
+
+/** Why PUBLIC_URL cannot be the base of every link the service writes, or null. */
+function publicUrlProblem(publicUrl: string): string | null {
+  let url: URL
+  try {
+    url = new URL(publicUrl)
+  } catch {
+    return 'must be an http(s) URL'
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http(s) URL'
+  // `http:example.com` parses, but is no URL a link can be built on.
+  if (!/^https?:\/\//i.test(publicUrl)) return 'must be an http(s) URL such as https://dmarc.example.com'
+  // Links are PUBLIC_URL + a path: a query or fragment would end up in the middle of each, and
+  // credentials in every sign-in link and in the log.
+  if (url.search !== '' || url.hash !== '' || publicUrl.includes('?') || publicUrl.includes('#'))
+    return 'must not have a query or fragment'
+  if (url.username !== '' || url.password !== '') return 'must not hold credentials'
+  return null
+}
+
+const MAIL_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
+
+/** A host name a mail address can end in (IDN as A-labels, lower case), or null. */
+function mailDomainOf(raw: string): string | null {
+  const trimmed = raw.trim().replace(/\.$/, '')
+  if (trimmed === '' || /[\s/\\:@?#%[\]<>^|"`{}]/u.test(trimmed)) return null
+  let ascii: string
+  try {
+    ascii = new URL(`http://${trimmed}/`).hostname
+  } catch {
+    return null
+  }
+  const labels = ascii.split('.')
+  // An IPv4 address parses as a host too; a mail domain's last label is never all digits.
+  if (ascii.length > 253 || /^[0-9]+$/.test(labels[labels.length - 1]!)) return null
+  return labels.every((label) => MAIL_LABEL.test(label)) ? ascii : null
 }
 
 function hostOf(url: string): string | undefined {

@@ -143,3 +143,53 @@ test('OAuth configuration problems are named', () => {
     }),
   ).toContain('OAUTH_MICROSOFT_TENANT')
 })
+
+const problemsOf = (env: Record<string, string>): string => {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.join('\n')
+    throw error
+  }
+  return ''
+}
+
+test('PUBLIC_URL is the base of every link: no query, fragment or credentials, and a real URL', () => {
+  expect(problemsOf({ PUBLIC_URL: 'https://example.com/app?x=1#frag' })).toContain(
+    'PUBLIC_URL must not have a query',
+  )
+  expect(problemsOf({ PUBLIC_URL: 'https://example.com/#frag' })).toContain(
+    'PUBLIC_URL must not have a query',
+  )
+  expect(problemsOf({ PUBLIC_URL: 'https://admin:hunter2@example.com' })).toContain(
+    'must not hold credentials',
+  )
+  expect(problemsOf({ PUBLIC_URL: 'http:example.com' })).toContain('PUBLIC_URL must be an http(s) URL')
+  expect(problemsOf({ PUBLIC_URL: 'ftp://example.com' })).toContain('PUBLIC_URL must be an http(s) URL')
+  expect(loadConfig({ PUBLIC_URL: 'https://example.com/dmarc/' }).publicUrl).toBe('https://example.com/dmarc')
+})
+
+test('INGEST_DOMAIN is a domain name; PUBLIC_URL’s host stands in only when it is one', () => {
+  for (const bad of [
+    'http://example.com',
+    'not a domain',
+    'ex..com',
+    '-bad-.com',
+    '[::1]',
+    '192.0.2.1',
+    'a@b.com',
+  ])
+    expect(problemsOf({ INGEST_DOMAIN: bad })).toContain('INGEST_DOMAIN must be a domain name')
+  expect(loadConfig({ INGEST_DOMAIN: 'Reports.Example.COM.' }).ingestDomain).toBe('reports.example.com')
+  expect(loadConfig({ INGEST_DOMAIN: 'bücher.example' }).ingestDomain).toBe('xn--bcher-kva.example')
+  expect(loadConfig({ INGEST_DOMAIN: 'mail.lan' }).ingestDomain).toBe('mail.lan')
+  expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:3000' }).ingestDomain).toBe('localhost')
+  expect(loadConfig({ PUBLIC_URL: 'http://[::1]:3000' }).ingestDomain).toBe('localhost')
+})
+
+test('ROLE=api and ROLE=worker need PostgreSQL; DNS_SERVERS may not be an empty list', () => {
+  expect(problemsOf({ ROLE: 'api' })).toContain('ROLE=api needs DATABASE_URL')
+  expect(problemsOf({ ROLE: 'worker' })).toContain('ROLE=worker needs DATABASE_URL')
+  expect(loadConfig({ ROLE: 'worker', DATABASE_URL: 'postgres://x@127.0.0.1/x' }).role).toBe('worker')
+  expect(problemsOf({ DNS_SERVERS: ',' })).toContain('DNS_SERVERS')
+})

@@ -75,8 +75,9 @@ test('the service digests large messages in report processes only with the API b
   expect(reportProcessBytes(config({}), postgresDb)).toBe(2048)
   expect(loadConfig({}).ingestProcessBytes).toBe(1024 * 1024)
   expect(reportProcessBytes(config({ INGEST_PROCESS_BYTES: '0' }), postgresDb)).toBeNull()
-  expect(reportProcessBytes(config({ ROLE: 'worker' }), postgresDb)).toBeNull()
-  expect(reportProcessBytes(config({ ROLE: 'api' }), postgresDb)).toBeNull()
+  const onPostgres = { DATABASE_URL: 'postgres://x@127.0.0.1/x' }
+  expect(reportProcessBytes(config({ ...onPostgres, ROLE: 'worker' }), postgresDb)).toBeNull()
+  expect(reportProcessBytes(config({ ...onPostgres, ROLE: 'api' }), postgresDb)).toBeNull()
   // The embedded database has one holder; the CLI reaches a running service's through its socket.
   expect(reportProcessBytes(config({}), pgliteDb)).toBeNull()
   expect(reportProcessBytes(config({}), socketDb)).toBeNull()
