@@ -61,16 +61,44 @@ const logger = jsonLogger(config.logLevel, batchedStdout())
 if (config.workerNice > 0 && config.role !== 'worker')
   logger.warn('WORKER_NICE applies to ROLE=worker processes only; ignored', { role: config.role })
 const priority = config.workerNice > 0 && config.role === 'worker' ? setProcessNice(config.workerNice) : null
-const database = await openDatabase(config, { serveSocket: true })
+/**
+ * A step of the start that fails for a reason of the setup (the database, DATA_DIR): one line
+ * naming the setting to check and exit code 1, not a stack trace; `undo` releases what it opened.
+ */
+async function setupOrExit<T>(what: string, step: () => Promise<T>, undo?: () => Promise<unknown>) {
+  try {
+    return await step()
+  } catch (error) {
+    const setting = config.databaseUrl === null ? 'DATA_DIR' : 'DATABASE_URL'
+    const reason = String(errorFields(error).error).split('\n')[0]!.slice(0, 500)
+    logger.error('dmarcwatch not started', { reason: `${what} (${reason}): check ${setting}` })
+    await undo?.().catch(() => {})
+    process.exit(1)
+  }
+}
+const database = await setupOrExit('cannot open the database', () =>
+  openDatabase(config, { serveSocket: true }),
+)
 if (config.databaseUrl === null && database.kind !== 'pglite') {
   await database.close()
   logger.error('another dmarcwatch service is already running on DATA_DIR', { data_dir: config.dataDir })
   process.exit(1)
 }
-await migrate(database)
+await setupOrExit(
+  'cannot migrate the database',
+  () => migrate(database),
+  () => database.close(),
+)
 const now = () => new Date()
-const boss: PgBoss = await startBoss(database, { background: config.role !== 'api' })
-await createQueues(boss)
+const boss: PgBoss = await setupOrExit(
+  'cannot start the job queue',
+  async () => {
+    const started = await startBoss(database, { background: config.role !== 'api' })
+    await createQueues(started)
+    return started
+  },
+  () => database.close(),
+)
 const secrets = await openSecretBox(config)
 const hostedRecords = hostedRecordLookup({ database, config })
 // With the API here on PostgreSQL, large messages are digested by report processes of their own

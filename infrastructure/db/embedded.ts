@@ -151,7 +151,14 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const socketPath = join(dir, SOCKET_FILE)
   const serve = options.serveSocket && socketPath.length <= MAX_SOCKET_PATH
-  const lock = takeLock(dir, serve ? socketPath : null)
+  let lock = takeLock(dir, serve ? socketPath : null)
+  // The service started while a CLI command holds the directory (`bun run start`, then at once
+  // `bun run cli account create`: the CLI won and the service died). A CLI holds it briefly: wait.
+  const deadline = Date.now() + SOCKET_WAIT_MS
+  while (options.serveSocket && !lock.taken && lock.holder.socket === null && Date.now() < deadline) {
+    await Bun.sleep(200)
+    lock = takeLock(dir, serve ? socketPath : null)
+  }
   if (!lock.taken) {
     if (lock.holder.socket === null) throw new DataDirBusyError(dir, lock.holder.pid)
     // A CLI run right after `bun run start` found the lock before the socket: connect ENOENT.

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cleanEnv } from '../support/processes.ts'
@@ -77,3 +77,52 @@ test('a host that is no address of this machine', async () => {
   expectOneReason(smtp.output, 'the SMTP listener cannot listen on 192.0.2.1:0')
   expect(smtp.output).toContain('check SMTP_HOST and SMTP_PORT')
 }, 90_000)
+
+test('a database that cannot be opened or reached: one line naming the setting, exit 1', async () => {
+  const unreachable = await start({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' })
+  expect(unreachable.code).toBe(1)
+  expectOneReason(unreachable.output, 'ECONNREFUSED')
+  expect(unreachable.output).toContain('check DATABASE_URL')
+  const file = join(dataDir, 'a-file')
+  writeFileSync(file, '')
+  const notADirectory = await start({ DATA_DIR: file })
+  expect(notADirectory.code).toBe(1)
+  expectOneReason(notADirectory.output, 'cannot open the database')
+  expect(notADirectory.output).toContain('check DATA_DIR')
+}, 60_000)
+
+test('a service started while a CLI command holds DATA_DIR waits for it, then starts', async () => {
+  // What `bun run start` and, a moment later, `bun run cli account create` did: the CLI took the
+  // directory first and the service died. A live process stands in for the CLI's hold.
+  const dir = join(dataDir, 'held')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const holder = Bun.spawn(['sleep', '30'])
+  writeFileSync(join(dir, 'dmarcwatch.lock'), JSON.stringify({ pid: holder.pid, nonce: 'cli', socket: null }))
+  const child = Bun.spawn(['bun', 'src/main.ts'], {
+    cwd: ROOT,
+    env: cleanEnv({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' }),
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  try {
+    await Bun.sleep(1500)
+    expect(child.exitCode).toBeNull()
+    // The CLI is done: its lock is a dead process's now.
+    holder.kill()
+    await holder.exited
+    const reader = child.stdout.getReader()
+    let output = ''
+    const deadline = Date.now() + 30_000
+    while (!output.includes('"dmarcwatch started"') && Date.now() < deadline) {
+      const { value, done } = await reader.read()
+      if (done) break
+      output += new TextDecoder().decode(value)
+    }
+    expect(output).toContain('"dmarcwatch started"')
+  } finally {
+    holder.kill()
+    child.kill('SIGTERM')
+    await child.exited
+  }
+}, 60_000)
