@@ -37,7 +37,10 @@ export type IngestOutcome =
  * of this process, removed when it exits, whichever way the message went (stored, refused, the
  * database busy).
  */
-export async function readMessage(config: Config, recipient: string | undefined): Promise<IngestMessage> {
+export async function readMessage(config: Config, given: string | undefined): Promise<IngestMessage> {
+  // An empty --recipient (a pipe transport's variable that came out empty) is no recipient: the
+  // message's headers name it then, as without the option.
+  const recipient = given?.trim() ? given : undefined
   const dir = mkdtempSync(join(tmpdir(), 'dmarcwatch-ingest-'))
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
   const stdin = Bun.stdin.stream() as unknown as AsyncIterable<Uint8Array>

@@ -227,8 +227,9 @@ async function main(): Promise<number> {
     const busy = error instanceof Error && error.name === 'DataDirBusyError'
     if (error instanceof CliError || error instanceof ConfigError || busy) {
       console.error(error.message)
-      // Another CLI holds DATA_DIR for a moment (no service runs): the mail server retries later.
-      if (busy && argv[0] === 'ingest') return EX_TEMPFAIL
+      // Another CLI holds DATA_DIR for a moment (no service runs), or the configuration is wrong
+      // until the operator fixes it: the mail server keeps the message and retries later.
+      if ((busy || error instanceof ConfigError) && argv[0] === 'ingest') return EX_TEMPFAIL
       return error instanceof CliUsageError ? 2 : 1
     }
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {

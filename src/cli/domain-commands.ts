@@ -7,7 +7,7 @@ import { resolvers } from '../compose/dns.ts'
 import { verificationStore } from '../compose/stores.ts'
 import { stores } from '../compose.ts'
 import type { Config } from '../config.ts'
-import { CliError, describe } from './errors.ts'
+import { CliError, CliUsageError, describe } from './errors.ts'
 import { newLoginLink } from './login-link-command.ts'
 
 // The operator's commands for domains and sign-in links (kept apart from src/cli.ts):
@@ -29,7 +29,7 @@ export function handlesCommand(group: string | undefined, action: string | undef
 
 function required(values: Record<string, unknown>, name: string): string {
   const value = values[name]
-  if (typeof value !== 'string' || value.trim() === '') throw new CliError(`--${name} is required`)
+  if (typeof value !== 'string' || value.trim() === '') throw new CliUsageError(`--${name} is required`)
   return value
 }
 
@@ -54,7 +54,7 @@ export async function runDomainCommand(
 
   const name = required(values, 'domain')
   const withoutDns = values['without-dns'] === true
-  if (!withoutDns && values.reason !== undefined) throw new CliError('--reason goes with --without-dns')
+  if (!withoutDns && values.reason !== undefined) throw new CliUsageError('--reason goes with --without-dns')
   const reason = withoutDns ? required(values, 'reason') : null
   const s = stores(database)
   const member = await s.accounts.findMembershipByEmail(email)

@@ -62,6 +62,15 @@ test('failures exit non-zero with a one-line reason on stderr', async () => {
   const badConfig = await runCli(['migrate'], { ...env, PORT: 'eighty' })
   expect(badConfig.code).toBe(1)
   expect(badConfig.stderr).toContain('PORT must be a whole number')
+  // For the mail server's pipe a wrong configuration defers the mail (75), never bounces it (1).
+  const ingestBadConfig = await runCli(['ingest'], { ...env, PORT: 'eighty' }, 'Subject: x\r\n\r\nx\r\n')
+  expect(ingestBadConfig.code).toBe(75)
+
+  // A missing option is a usage error (2), for every command.
+  const noDomain = await runCli(['domain', 'verify', '--email', 'ops@example.org'], env)
+  expect(noDomain.code).toBe(2)
+  expect(noDomain.stderr).toContain('--domain is required')
+  expect((await runCli(['account', 'login-link'], env)).code).toBe(2)
 })
 
 test('ingest accepts a raw message from stdin for a report address, and refuses others', async () => {
@@ -75,6 +84,13 @@ test('ingest accepts a raw message from stdin for a report address, and refuses 
   // Without --recipient the Delivered-To header routes it.
   const delivered = await runCli(['ingest'], env, `Delivered-To: ${account.report_address}\r\n${raw}`)
   expect(delivered.code).toBe(0)
+  // An empty --recipient (a pipe's variable that came out empty) leaves the headers to name it.
+  const emptyFlag = await runCli(
+    ['ingest', '--recipient', ''],
+    env,
+    `Delivered-To: ${account.report_address}\r\nX-Note: again\r\n${raw}`,
+  )
+  expect(emptyFlag.code).toBe(0)
   const refused = await runCli(['ingest', '--recipient', 'nobody@in.example.org'], env, raw)
   expect(refused.code).toBe(1)
   expect(refused.stderr.trim()).toBe(
