@@ -61,6 +61,9 @@ async function collect(
         seen,
       )
     } else if (info.isFile()) out.push({ path, size: info.size })
+    // A FIFO or a device could be read for ever: named, not read (it used to vanish from the list).
+    else
+      missing.push({ status: 'failed', label: path, detail: 'not a regular file (a FIFO, device or socket)' })
   }
 }
 

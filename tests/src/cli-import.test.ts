@@ -147,6 +147,14 @@ describe('cli import', () => {
     const missing = await runCli(['import', '--email', 'import@example.org', join(dir, 'nope.xml')], env)
     expect(missing.code).toBe(0)
     expect(missing.stdout).toContain(`failed      ${join(dir, 'nope.xml')}  cannot read: ENOENT`)
+    // A FIFO is named, not read (reading it could wait for ever) and not passed over in silence.
+    const fifo = join(dir, 'pipe.fifo')
+    expect(Bun.spawnSync(['mkfifo', fifo]).exitCode).toBe(0)
+    const special = await runCli(['import', '--email', 'import@example.org', fifo, '/dev/zero'], env)
+    rmSync(fifo, { force: true })
+    expect(special.code).toBe(0)
+    expect(special.stdout).toContain(`failed      ${fifo}  not a regular file`)
+    expect(special.stdout).toContain('failed      /dev/zero  not a regular file')
   }, 60_000)
 })
 
