@@ -58,6 +58,10 @@ const accepted = (id: string): IngestOutcome => ({
   output: JSON.stringify({ id, status: 'accepted' }),
 })
 
+/** A value from the command line or a message on one line of the mail server's log, bounded. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
+const printable = (value: string) => value.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 300)
+
 function refusal(failure: Failure, recipient: string | null): IngestOutcome {
   if (failure.code === 'not_found')
     return {
@@ -65,7 +69,7 @@ function refusal(failure: Failure, recipient: string | null): IngestOutcome {
       refused:
         recipient === null
           ? 'not accepted: the message names no report address of this service (give it with --recipient, or in Delivered-To, X-Original-To or To)'
-          : `not accepted: ${recipient} is not a report address of this service`,
+          : `not accepted: ${printable(recipient)} is not a report address of this service`,
     }
   if (failure.code === 'payload_too_large')
     return { ok: false, refused: `not accepted: the message is larger than ${failure.limit} bytes` }

@@ -217,6 +217,14 @@ const smtp =
 // The embedded database's holder takes `bun run cli ingest` messages on DATA_DIR/intake.sock, so a
 // mail server's burst of pipe processes costs no database sessions (docs/ingestion.md).
 const intakeSocketPath = join(resolve(config.dataDir), INTAKE_SOCKET_FILE)
+// A Unix socket's path has at most 107 bytes: past that the CLI and psql cannot reach the running
+// service, and `cli ingest` would defer every message (75) while it runs.
+// (The database's socket, `.s.PGSQL.5432`, is the longer name of the two.)
+if (database.kind === 'pglite' && join(resolve(config.dataDir), '.s.PGSQL.5432').length > 107)
+  logger.warn('DATA_DIR is too long for its Unix sockets: the CLI cannot reach the running service', {
+    data_dir: resolve(config.dataDir),
+    fix: 'use a DATA_DIR whose absolute path has at most 93 characters',
+  })
 const intakeSocket =
   database.kind === 'pglite' && intakeSocketPath.length <= 107
     ? await serveIntakeSocket(mailIntake, {

@@ -32,8 +32,8 @@ export class DataDirBusyError extends Error {
   constructor(dir: string, pid: number, starting = false) {
     super(
       starting
-        ? `${dir} is held by a dmarcwatch service (pid ${pid}) that is still starting: try again once it logs "dmarcwatch started"`
-        : `${dir} is in use by another dmarcwatch process (pid ${pid}) that does not serve it on a socket`,
+        ? `${dir} is held by a dmarcwatch service (pid ${pid}) that is still starting: try again once it logs "dmarcwatch started" (if no dmarcwatch runs, pid ${pid} is another program: remove ${dir}/${LOCK_FILE})`
+        : `${dir} is in use by another dmarcwatch process (pid ${pid}) that does not serve it on a socket (if no dmarcwatch runs, pid ${pid} is another program: remove ${dir}/${LOCK_FILE})`,
     )
     this.name = 'DataDirBusyError'
   }
@@ -139,6 +139,8 @@ export interface EmbeddedOptions {
   dataDir: string
   /** Serve the database on a Unix socket for the CLI and psql (the service does; the CLI does not). */
   serveSocket: boolean
+  /** How long the service waits for a CLI command holding the directory (default 60 s). */
+  lockWaitMs?: number
 }
 
 /**
@@ -154,7 +156,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
   let lock = takeLock(dir, serve ? socketPath : null)
   // The service started while a CLI command holds the directory (`bun run start`, then at once
   // `bun run cli account create`: the CLI won and the service died). A CLI holds it briefly: wait.
-  const deadline = Date.now() + SOCKET_WAIT_MS
+  const deadline = Date.now() + (options.lockWaitMs ?? SOCKET_WAIT_MS)
   while (options.serveSocket && !lock.taken && lock.holder.socket === null && Date.now() < deadline) {
     await Bun.sleep(200)
     lock = takeLock(dir, serve ? socketPath : null)

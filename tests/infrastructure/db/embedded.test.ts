@@ -38,10 +38,24 @@ test('a second opener reaches the same database through the owner’s socket, ne
 test('a holder without a socket makes others fail clearly instead of sharing the files', async () => {
   const holder = await openEmbedded({ dataDir: dir, serveSocket: false })
   try {
-    await expect(openEmbedded({ dataDir: dir, serveSocket: true })).rejects.toBeInstanceOf(DataDirBusyError)
+    await expect(openEmbedded({ dataDir: dir, serveSocket: false })).rejects.toBeInstanceOf(DataDirBusyError)
+    // The service waits for such a holder (a CLI command), then gives up the same way.
+    await expect(openEmbedded({ dataDir: dir, serveSocket: true, lockWaitMs: 500 })).rejects.toBeInstanceOf(
+      DataDirBusyError,
+    )
   } finally {
     await holder.close()
   }
+}, 60_000)
+
+test('the service waits for a CLI command holding the directory, and opens it once that is done', async () => {
+  const holder = await openEmbedded({ dataDir: dir, serveSocket: false })
+  const opening = openEmbedded({ dataDir: dir, serveSocket: true, lockWaitMs: 20_000 })
+  await Bun.sleep(500)
+  await holder.close()
+  const service = await opening
+  expect(service.kind).toBe('pglite')
+  await service.close()
 }, 60_000)
 
 test('a lock left by a dead process is taken over', async () => {
