@@ -96,6 +96,8 @@ async function run(
     case 'migrate':
       return JSON.stringify({ migrated: true })
     case 'account create': {
+      if (values['password-stdin'] && values.password !== undefined)
+        throw new CliUsageError(`give --password or --password-stdin, not both\n${USAGE}`)
       const password = values['password-stdin'] ? await readStdin() : values.password
       const result = await createAccount(
         { accounts: s.accounts, random: systemRandom, hashPassword: (p) => Bun.password.hash(p, 'argon2id') },

@@ -1,6 +1,7 @@
 import type { LogLevel } from '../domain/shared/logger.ts'
 import { parseSecretKey } from '../infrastructure/crypto/secret-box.ts'
 import { type DnsServer, parseDnsServers } from '../infrastructure/dns/dns-packet-resolver.ts'
+import { parseImapUrl } from '../infrastructure/mail/imap-url.ts'
 import { type OAuthProviderSettings, parseOAuthSettings } from '../infrastructure/oauth/oauth-settings.ts'
 
 // Configuration from the environment, validated once at start (README.md "Configuration").
@@ -253,8 +254,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$|^[^\s@<>]+@[^\s@<>]+$/.test(config.mail.from))
     problems.push('MAIL_FROM must be an address, optionally with a name: "dmarcwatch <noreply@example.com>"')
   for (const url of config.imapMailboxes) {
-    if (!/^imaps?:\/\//.test(url))
-      problems.push('IMAP_MAILBOXES must be space-separated imap:// or imaps:// URLs')
+    // Checked as the poller reads it: a URL without a user or host used to fail at every poll.
+    const parsed = parseImapUrl(url)
+    if (!parsed.ok) {
+      const why = parsed.failure.code === 'validation_failed' ? ` (${parsed.failure.message})` : ''
+      problems.push(`IMAP_MAILBOXES must be space-separated imap:// or imaps:// URLs${why}`)
+    }
   }
   // One process owns the embedded database (DATA_DIR): a ROLE=api there queued jobs nobody ran.
   if (config.role !== 'all' && databaseUrl === null)

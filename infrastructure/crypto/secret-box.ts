@@ -19,6 +19,9 @@ const fromB64url = (text: string) => new Uint8Array(Buffer.from(text, 'base64url
 export function parseSecretKey(text: string): Uint8Array | null {
   const value = text.trim()
   if (/^[0-9a-fA-F]{64}$/.test(value)) return new Uint8Array(Buffer.from(value, 'hex'))
+  // Base64 (RFC 4648 §4, or its URL-safe alphabet §5) of exactly 32 bytes: Buffer.from skips any
+  // character outside the alphabet, so `!!AAAA…` passed as another key than the one written.
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) return null
   const bytes = Buffer.from(value, 'base64')
   return bytes.length === 32 ? new Uint8Array(bytes) : null
 }

@@ -71,6 +71,21 @@ test('failures exit non-zero with a one-line reason on stderr', async () => {
   expect(noDomain.code).toBe(2)
   expect(noDomain.stderr).toContain('--domain is required')
   expect((await runCli(['account', 'login-link'], env)).code).toBe(2)
+  const bothPasswords = await runCli(
+    [
+      'account',
+      'create',
+      '--email',
+      'two@example.org',
+      '--password',
+      'a long passphrase',
+      '--password-stdin',
+    ],
+    env,
+    'another long passphrase',
+  )
+  expect(bothPasswords.code).toBe(2)
+  expect(bothPasswords.stderr).toContain('not both')
 })
 
 test('ingest accepts a raw message from stdin for a report address, and refuses others', async () => {

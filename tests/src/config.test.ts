@@ -193,3 +193,10 @@ test('ROLE=api and ROLE=worker need PostgreSQL; DNS_SERVERS may not be an empty 
   expect(loadConfig({ ROLE: 'worker', DATABASE_URL: 'postgres://x@127.0.0.1/x' }).role).toBe('worker')
   expect(problemsOf({ DNS_SERVERS: ',' })).toContain('DNS_SERVERS')
 })
+
+test('IMAP_MAILBOXES are read as the poller reads them', () => {
+  expect(problemsOf({ IMAP_MAILBOXES: 'imap://' })).toContain('IMAP_MAILBOXES')
+  expect(problemsOf({ IMAP_MAILBOXES: 'imap://host/INBOX' })).toContain('no user name')
+  expect(problemsOf({ IMAP_MAILBOXES: 'imap://u:p@host/INBOX imaps://u@[bad' })).toContain('IMAP_MAILBOXES')
+  expect(loadConfig({ IMAP_MAILBOXES: 'imaps://u:p@mail.example.com/INBOX' }).imapMailboxes).toHaveLength(1)
+})

@@ -31,6 +31,14 @@ test('SECRET_KEY is 64 hex characters or base64 of 32 bytes', () => {
   expect(parseSecretKey('00'.repeat(32))).toHaveLength(32)
   expect(parseSecretKey(Buffer.from(key).toString('base64'))).toEqual(key)
   expect(parseSecretKey('short')).toBeNull()
+  expect(parseSecretKey(Buffer.from(key).toString('base64url'))).toEqual(key)
+  // Characters outside the alphabet were skipped: another key than the one written.
+  expect(parseSecretKey(`!!${Buffer.from(key).toString('base64')}`)).toBeNull()
+  expect(
+    parseSecretKey(
+      `${Buffer.from(key).toString('base64').slice(0, 20)} ${Buffer.from(key).toString('base64').slice(20)}`,
+    ),
+  ).toBeNull()
 })
 
 test('the embedded key file is created once with mode 0600 and read back after', async () => {
