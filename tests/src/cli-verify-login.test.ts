@@ -160,11 +160,12 @@ describe('domain verify', () => {
 
   test('--without-dns trusts the operator, who must say why; the reason is recorded', async () => {
     const args = ['domain', 'verify', '--email', 'owner@example.org', '--domain', 'trusted.example']
+    // Options missing or given without theirs are usage errors (2, README "CLI").
     const bare = await cli(...args, '--without-dns')
-    expect(bare.code).toBe(1)
+    expect(bare.code).toBe(2)
     expect(bare.stderr.trim()).toBe('--reason is required')
     const stray = await cli(...args, '--reason', 'because')
-    expect(stray.code).toBe(1)
+    expect(stray.code).toBe(2)
     const twoLines = await cli(...args, '--without-dns', '--reason', 'one\ntwo')
     expect(twoLines.code).toBe(1)
     expect(twoLines.stderr.trim()).toBe('The reason is one line of at most 500 characters.')
