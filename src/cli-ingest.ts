@@ -60,7 +60,7 @@ const accepted = (id: string): IngestOutcome => ({
 
 /** A value from the command line or a message on one line of the mail server's log, bounded. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
-const printable = (value: string) => value.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 300)
+export const printable = (value: string) => value.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 300)
 
 function refusal(failure: Failure, recipient: string | null): IngestOutcome {
   if (failure.code === 'not_found')

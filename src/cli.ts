@@ -8,6 +8,7 @@ import {
   type IngestOutcome,
   ingestThroughService,
   ingestWithDatabase,
+  printable,
   readMessage,
 } from './cli-ingest.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
@@ -192,11 +193,38 @@ async function run(
   }
 }
 
+/** The commands of USAGE, as their first one or two words. */
+const COMMANDS = new Set([
+  'migrate',
+  'ingest',
+  'demo',
+  'import',
+  'account create',
+  'account login-link',
+  'token create',
+  'token revoke',
+  'token list',
+  'domain verify',
+])
+
+/** The command `argv` names, or null: told before DATA_DIR or the database is opened. */
+function commandOf(argv: string[]): string | null {
+  const [group = '', action = ''] = argv
+  if (COMMANDS.has(group)) return group
+  return COMMANDS.has(`${group} ${action}`) ? `${group} ${action}` : null
+}
+
 async function main(): Promise<number> {
   const argv = process.argv.slice(2)
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+  // `--help` anywhere, `cli account create --help` too, is the usage (it was "Unknown option").
+  if (argv.length === 0 || argv[0] === 'help' || argv.includes('--help')) {
     console.log(USAGE)
     return argv.length === 0 ? 2 : 0
+  }
+  if (commandOf(argv) === null) {
+    const named = printable(argv.slice(0, 2).join(' ')).slice(0, 100)
+    console.error(`unknown command "${named}"\n${USAGE}`)
+    return 2
   }
   let database: Database | null = null
   try {

@@ -58,6 +58,17 @@ test('failures exit non-zero with a one-line reason on stderr', async () => {
 
   const unknown = await runCli(['frobnicate'], env)
   expect(unknown.code).toBe(2)
+  expect(unknown.stderr).toStartWith('unknown command "frobnicate"')
+  // Told before the database is opened: a wrong DATABASE_URL does not hide it.
+  const unknownAnywhere = await runCli(['account', 'frob'], {
+    ...env,
+    DATABASE_URL: 'postgres://x@127.0.0.1:1/x',
+  })
+  expect(unknownAnywhere.code).toBe(2)
+  expect(unknownAnywhere.stderr).toStartWith('unknown command "account frob"')
+  const help = await runCli(['account', 'create', '--help'], env)
+  expect(help.code).toBe(0)
+  expect(help.stdout).toContain('usage: bun run cli')
 
   const badConfig = await runCli(['migrate'], { ...env, PORT: 'eighty' })
   expect(badConfig.code).toBe(1)
