@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { SpooledMessage } from '../domain/ingest/intake.ts'
 import { recipientFromHeaders } from '../domain/ingest/routing.ts'
+import { CONTROL_CHARACTERS } from '../domain/shared/control-characters.ts'
 import type { Failure } from '../domain/shared/result.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { MAX_HEADER_BYTES, parseHeaders } from '../infrastructure/mail/header-recipient.ts'
@@ -58,9 +59,10 @@ const accepted = (id: string): IngestOutcome => ({
   output: JSON.stringify({ id, status: 'accepted' }),
 })
 
+const CONTROLS = new RegExp(CONTROL_CHARACTERS.source, 'g')
+
 /** A value from the command line or a message on one line of the mail server's log, bounded. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
-export const printable = (value: string) => value.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 300)
+export const printable = (value: string) => value.replace(CONTROLS, '?').slice(0, 300)
 
 function refusal(failure: Failure, recipient: string | null): IngestOutcome {
   if (failure.code === 'not_found')

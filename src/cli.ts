@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { errorFields } from '../domain/shared/logger.ts'
+import { errorLine } from '../domain/shared/logger.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { CliError, CliUsageError, describe } from './cli/errors.ts'
 import {
@@ -267,8 +267,8 @@ async function main(): Promise<number> {
       return 2
     }
     // One line, and for a failed statement the database's reason, not the statement and its
-    // parameters (a mail's bytes; domain/shared/logger.ts errorFields).
-    console.error(`error: ${String(errorFields(error).error).split('\n')[0]!.slice(0, 500)}`)
+    // parameters (a mail's bytes; domain/shared/logger.ts errorLine).
+    console.error(`error: ${errorLine(error)}`)
     // A message the pipe could not store (as opposed to one refused) is the mail server's to retry.
     return argv[0] === 'ingest' ? EX_TEMPFAIL : 1
   } finally {

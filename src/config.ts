@@ -1,3 +1,4 @@
+import { hostDomainName } from '../domain/domains/domain-name.ts'
 import type { LogLevel } from '../domain/shared/logger.ts'
 import { parseSecretKey } from '../infrastructure/crypto/secret-box.ts'
 import { type DnsServer, parseDnsServers } from '../infrastructure/dns/dns-packet-resolver.ts'
@@ -147,11 +148,12 @@ export function loadConfig(env: Env = process.env): Config {
   // The report addresses' domain: INGEST_DOMAIN as given, or PUBLIC_URL's host when that is a name
   // (an address such as 127.0.0.1 names no mail domain: localhost then).
   const ingestDomainSetting = get('INGEST_DOMAIN')
+  const ingestDomainGiven = ingestDomainSetting === undefined ? null : hostDomainName(ingestDomainSetting)
   const ingestDomain =
     ingestDomainSetting === undefined
-      ? (mailDomainOf(hostOf(publicUrl) ?? '') ?? 'localhost')
-      : (mailDomainOf(ingestDomainSetting) ?? ingestDomainSetting.toLowerCase())
-  if (ingestDomainSetting !== undefined && mailDomainOf(ingestDomainSetting) === null)
+      ? (hostDomainName(hostOf(publicUrl) ?? '') ?? 'localhost')
+      : (ingestDomainGiven ?? ingestDomainSetting.toLowerCase())
+  if (ingestDomainSetting !== undefined && ingestDomainGiven === null)
     problems.push(
       `INGEST_DOMAIN must be a domain name such as reports.example.com, without scheme, port or path (got "${ingestDomainSetting}")`,
     )
@@ -287,24 +289,6 @@ function publicUrlProblem(publicUrl: string): string | null {
     return 'must not have a query or fragment'
   if (url.username !== '' || url.password !== '') return 'must not hold credentials'
   return null
-}
-
-const MAIL_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
-
-/** A host name a mail address can end in (IDN as A-labels, lower case), or null. */
-function mailDomainOf(raw: string): string | null {
-  const trimmed = raw.trim().replace(/\.$/, '')
-  if (trimmed === '' || /[\s/\\:@?#%[\]<>^|"`{}]/u.test(trimmed)) return null
-  let ascii: string
-  try {
-    ascii = new URL(`http://${trimmed}/`).hostname
-  } catch {
-    return null
-  }
-  const labels = ascii.split('.')
-  // An IPv4 address parses as a host too; a mail domain's last label is never all digits.
-  if (ascii.length > 253 || /^[0-9]+$/.test(labels[labels.length - 1]!)) return null
-  return labels.every((label) => MAIL_LABEL.test(label)) ? ascii : null
 }
 
 function hostOf(url: string): string | undefined {

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path'
 import type { PgBoss } from 'pg-boss'
-import { errorFields } from '../domain/shared/logger.ts'
+import { errorFields, errorLine } from '../domain/shared/logger.ts'
 import { migrate, migrationsApplied } from '../infrastructure/db/migrate.ts'
 import { startAuthoritativeResponder } from '../infrastructure/dns/authoritative-responder.ts'
 import { batchedStdout, jsonLogger } from '../infrastructure/logging/json-logger.ts'
@@ -61,44 +61,42 @@ const logger = jsonLogger(config.logLevel, batchedStdout())
 if (config.workerNice > 0 && config.role !== 'worker')
   logger.warn('WORKER_NICE applies to ROLE=worker processes only; ignored', { role: config.role })
 const priority = config.workerNice > 0 && config.role === 'worker' ? setProcessNice(config.workerNice) : null
-/**
- * A step of the start that fails for a reason of the setup (the database, DATA_DIR): one line
- * naming the setting to check and exit code 1, not a stack trace; `undo` releases what it opened.
- */
-async function setupOrExit<T>(what: string, step: () => Promise<T>, undo?: () => Promise<unknown>) {
+/** What the start has opened so far: closed, the last first, when it cannot finish. */
+const opened: (() => Promise<unknown>)[] = []
+
+/** One line on why, what was started stopped, exit code 1: never a stack trace. */
+async function notStarted(reason: string): Promise<never> {
+  logger.error('dmarcwatch not started', { reason })
+  for (const close of opened.reverse()) await close().catch(() => {})
+  process.exit(1)
+}
+
+/** A step of the start that fails for a reason of the setup (the database, DATA_DIR). */
+async function setupOrExit<T>(what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step()
   } catch (error) {
     const setting = config.databaseUrl === null ? 'DATA_DIR' : 'DATABASE_URL'
-    const reason = String(errorFields(error).error).split('\n')[0]!.slice(0, 500)
-    logger.error('dmarcwatch not started', { reason: `${what} (${reason}): check ${setting}` })
-    await undo?.().catch(() => {})
-    process.exit(1)
+    return notStarted(`${what} (${errorLine(error)}): check ${setting}`)
   }
 }
 const database = await setupOrExit('cannot open the database', () =>
   openDatabase(config, { serveSocket: true }),
 )
+opened.push(() => database.close())
 if (config.databaseUrl === null && database.kind !== 'pglite') {
   await database.close()
   logger.error('another dmarcwatch service is already running on DATA_DIR', { data_dir: config.dataDir })
   process.exit(1)
 }
-await setupOrExit(
-  'cannot migrate the database',
-  () => migrate(database),
-  () => database.close(),
-)
+await setupOrExit('cannot migrate the database', () => migrate(database))
 const now = () => new Date()
-const boss: PgBoss = await setupOrExit(
-  'cannot start the job queue',
-  async () => {
-    const started = await startBoss(database, { background: config.role !== 'api' })
-    await createQueues(started)
-    return started
-  },
-  () => database.close(),
-)
+const boss: PgBoss = await setupOrExit('cannot start the job queue', async () => {
+  const started = await startBoss(database, { background: config.role !== 'api' })
+  opened.push(() => started.stop({ graceful: false, close: false }))
+  await createQueues(started)
+  return started
+})
 const secrets = await openSecretBox(config)
 const hostedRecords = hostedRecordLookup({ database, config })
 // With the API here on PostgreSQL, large messages are digested by report processes of their own
@@ -128,12 +126,15 @@ const workerDatabase =
   config.role === 'all' && database.kind === 'postgres' && config.workerDbPool > 0
     ? await openDatabase(config, { serveSocket: false, poolSize: config.workerDbPool })
     : database
+if (workerDatabase !== database) opened.push(() => workerDatabase.close())
 // Every listener first, then the workers: a port in use ends the start before any job has run.
 let app: App | null = null
 if (config.role !== 'worker') {
   app = await listenOrExit({ name: 'the API', host: 'HOST', port: 'PORT' }, config.host, config.port, () =>
     buildApp(runtime).listen({ port: config.port, hostname: config.host, ...LISTEN_OPTIONS }),
   )
+  const listening = app
+  opened.push(() => listening.stop(true))
 }
 
 /**
@@ -153,22 +154,11 @@ async function listenOrExit<T>(
     return notStarted(
       code === 'EADDRINUSE'
         ? `${settings.name}'s port ${port} is in use by another program or service: stop it, or set ${settings.port} to a free port`
-        : `${settings.name} cannot listen on ${host}:${port} (${messageOf(error)}): check ${settings.host} and ${settings.port}`,
+        : `${settings.name} cannot listen on ${host}:${port} (${errorLine(error)}): check ${settings.host} and ${settings.port}`,
     )
   }
 }
 
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
-
-/** One line on why, what was started stopped, exit code 1. */
-async function notStarted(reason: string): Promise<never> {
-  logger.error('dmarcwatch not started', { reason })
-  await app?.stop(true).catch(() => {})
-  await boss.stop({ graceful: false, close: false }).catch(() => {})
-  if (workerDatabase !== database) await workerDatabase.close().catch(() => {})
-  await database.close().catch(() => {})
-  process.exit(1)
-}
 // A worker has no API to scrape: with METRICS_PORT it serves /metrics (METRICS_TOKEN), /healthz and
 // /readyz on a port of its own. With the API (ROLE=all or api) /metrics is an API route instead.
 const metricsPort = config.metricsPort
@@ -217,22 +207,21 @@ const smtp =
 // The embedded database's holder takes `bun run cli ingest` messages on DATA_DIR/intake.sock, so a
 // mail server's burst of pipe processes costs no database sessions (docs/ingestion.md).
 const intakeSocketPath = join(resolve(config.dataDir), INTAKE_SOCKET_FILE)
-// A Unix socket's path has at most 107 bytes: past that the CLI and psql cannot reach the running
-// service, and `cli ingest` would defer every message (75) while it runs.
-// (The database's socket, `.s.PGSQL.5432`, is the longer name of the two.)
-if (database.kind === 'pglite' && join(resolve(config.dataDir), '.s.PGSQL.5432').length > 107)
+// A DATA_DIR too long for a Unix socket's path (107 bytes) gets none: the CLI and psql cannot reach
+// the running service, and `cli ingest` would defer every message (75) while it runs.
+if (database.kind === 'pglite' && database.stopSocket === undefined)
   logger.warn('DATA_DIR is too long for its Unix sockets: the CLI cannot reach the running service', {
     data_dir: resolve(config.dataDir),
     fix: 'use a DATA_DIR whose absolute path has at most 93 characters',
   })
 const intakeSocket =
-  database.kind === 'pglite' && intakeSocketPath.length <= 107
+  database.kind === 'pglite' && database.stopSocket !== undefined
     ? await serveIntakeSocket(mailIntake, {
         path: intakeSocketPath,
         maxMessageBytes: config.ingestMaxMessageBytes,
       }).catch((error: unknown) =>
         notStarted(
-          `the intake socket cannot listen on ${intakeSocketPath} (${messageOf(error)}): check DATA_DIR`,
+          `the intake socket cannot listen on ${intakeSocketPath} (${errorLine(error)}): check DATA_DIR`,
         ),
       )
     : null

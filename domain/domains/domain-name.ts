@@ -45,3 +45,22 @@ export function normalizeDomainName(input: string): DomainNameCheck {
   }
   return { ok: true, name: ascii }
 }
+
+/**
+ * A host name a mail address can end in, IDN as A-labels and lower case, or null: the checks of
+ * normalizeDomainName up to its labels, without its registrable-domain rule (INGEST_DOMAIN may be
+ * `localhost` or a lab name such as `mail.lan`). An IPv4 address is no such name.
+ */
+export function hostDomainName(input: string): string | null {
+  const trimmed = input.trim().replace(/\.$/, '')
+  if (trimmed === '' || NOT_A_HOST.test(trimmed)) return null
+  let ascii: string
+  try {
+    ascii = new URL(`http://${trimmed}/`).hostname
+  } catch {
+    return null
+  }
+  const labels = ascii.split('.')
+  if (ascii.length > 253 || /^[0-9]+$/.test(labels[labels.length - 1]!)) return null
+  return labels.every((label) => LABEL.test(label)) ? ascii : null
+}

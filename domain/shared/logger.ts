@@ -44,3 +44,8 @@ export function errorFields(error: unknown): Record<string, unknown> {
   }
   return { error: String(error) }
 }
+
+/** An error's reason on one line, bounded (errorFields' message): for a one-line refusal or exit. */
+export function errorLine(error: unknown): string {
+  return String(errorFields(error).error).split('\n')[0]!.slice(0, 500)
+}

@@ -29,7 +29,8 @@ export type Database =
       countersDb: Db
       /**
        * Disconnects the clients of the database socket (the CLI, psql), rolling back what they hold,
-       * and takes no more: a stopping service's last work need not wait on a client.
+       * and takes no more: a stopping service's last work need not wait on a client. Absent when
+       * no socket is served (the CLI's own opening, or a DATA_DIR too long for one).
        */
       stopSocket?: () => Promise<void>
       close(): Promise<void>

@@ -200,7 +200,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<Database> 
       if (server !== null) rmSync(socketPath, { force: true })
       release()
     },
-    stopSocket,
+    server === null ? undefined : stopSocket,
   )
 }
 
