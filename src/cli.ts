@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util'
 import { errorLine } from '../domain/shared/logger.ts'
 import type { Database } from '../infrastructure/db/database.ts'
 import { CliError, CliUsageError, describe } from './cli/errors.ts'
+import { parseOptions } from './cli/options.ts'
 import {
   EX_TEMPFAIL,
   type IngestMessage,
@@ -72,9 +72,9 @@ async function run(
     return domainCommands.runDomainCommand(argv, config, database, new Date())
   if (group === 'import')
     return (await import('./cli/import.ts')).runImport(argv.slice(1), { config, database })
-  const { values } = parseArgs({
-    args: argv.slice(group === 'migrate' || group === 'ingest' || group === 'demo' ? 1 : 2),
-    options: {
+  const { values } = parseOptions(
+    argv.slice(group === 'migrate' || group === 'ingest' || group === 'demo' ? 1 : 2),
+    {
       email: { type: 'string' },
       password: { type: 'string' },
       'password-stdin': { type: 'boolean' },
@@ -86,8 +86,7 @@ async function run(
       direct: { type: 'boolean' },
       remove: { type: 'boolean' },
     },
-    strict: true,
-  })
+  )
   const { createAccount, createToken, revokeToken } = await import('../domain/accounts/use-cases.ts')
   const { stores, systemRandom } = await import('./compose.ts')
   const s = stores(database)
@@ -232,10 +231,9 @@ async function main(): Promise<number> {
     let message: IngestMessage | null = null
     if (argv[0] === 'ingest') {
       // Handed to a running service when there is one (src/cli-ingest.ts); else stored below.
-      const { values } = parseArgs({
-        args: argv.slice(1),
-        options: { recipient: { type: 'string' }, direct: { type: 'boolean' } },
-        strict: true,
+      const { values } = parseOptions(argv.slice(1), {
+        recipient: { type: 'string' },
+        direct: { type: 'boolean' },
       })
       message = await readMessage(config, values.recipient)
       const handed = values.direct ? null : await ingestThroughService(config, message)

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util'
 import { markDomainVerified, verifyDomain } from '../../domain/domains/verification.ts'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { createQueues } from '../../infrastructure/queue/catalogue.ts'
@@ -9,6 +8,7 @@ import { stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { CliError, CliUsageError, describe } from './errors.ts'
 import { newLoginLink } from './login-link-command.ts'
+import { parseOptions } from './options.ts'
 
 // The operator's commands for domains and sign-in links (kept apart from src/cli.ts):
 //   domain verify --email E --domain D                        the DNS proofs, as POST /domains/{name}/verify
@@ -39,15 +39,11 @@ export async function runDomainCommand(
   database: Database,
   now: Date,
 ): Promise<string> {
-  const { values } = parseArgs({
-    args: argv.slice(2),
-    options: {
-      email: { type: 'string' },
-      domain: { type: 'string' },
-      'without-dns': { type: 'boolean' },
-      reason: { type: 'string' },
-    },
-    strict: true,
+  const { values } = parseOptions(argv.slice(2), {
+    email: { type: 'string' },
+    domain: { type: 'string' },
+    'without-dns': { type: 'boolean' },
+    reason: { type: 'string' },
   })
   const email = required(values, 'email')
   if (argv[0] === 'account') return (await newLoginLink(config, database, email, now)).link

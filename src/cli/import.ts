@@ -1,6 +1,5 @@
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
 import type { Database } from '../../infrastructure/db/database.ts'
 import { jsonLogger } from '../../infrastructure/logging/json-logger.ts'
 import { createQueues } from '../../infrastructure/queue/catalogue.ts'
@@ -11,6 +10,7 @@ import { stores } from '../compose.ts'
 import type { Config } from '../config.ts'
 import { countItems, type ImportContext, type ImportItem, importBlob } from '../wiring/import-items.ts'
 import { CliError, CliUsageError, noAccountWith } from './errors.ts'
+import { parseOptions } from './options.ts'
 import { progress } from './progress.ts'
 
 // `bun run cli import --email E PATH...`: report files and folders (a mailbox export, another
@@ -83,12 +83,7 @@ export async function runImport(
   args: string[],
   runtime: { config: Config; database: Database },
 ): Promise<string> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: { email: { type: 'string' } },
-    allowPositionals: true,
-    strict: true,
-  })
+  const { values, positionals } = parseOptions(args, { email: { type: 'string' } }, true)
   if (!values.email) throw new CliUsageError(`--email is required\nusage: bun run cli\n${IMPORT_USAGE}`)
   if (positionals.length === 0)
     throw new CliUsageError(`give at least one file or folder\nusage: bun run cli\n${IMPORT_USAGE}`)

@@ -97,6 +97,20 @@ test('failures exit non-zero with a one-line reason on stderr', async () => {
   )
   expect(bothPasswords.code).toBe(2)
   expect(bothPasswords.stderr).toContain('not both')
+
+  // An option given twice is refused, not read as its last value (node:util's parseArgs), for
+  // every command: the main commands, the domain commands, import and ingest.
+  const twice = [
+    ['token', 'list', '--email', 'nobody@example.org', '--email', 'ops@example.org'],
+    ['domain', 'verify', '--email', 'ops@example.org', '--domain', 'a.example', '--domain', 'b.example'],
+    ['import', '--email', 'ops@example.org', '--email', 'ops@example.org', '/nonexistent'],
+    ['ingest', '--recipient', 'a@in.example.org', '--recipient', 'b@in.example.org'],
+  ]
+  for (const args of twice) {
+    const result = await runCli(args, env, args[0] === 'ingest' ? 'Subject: x\r\n\r\nx\r\n' : undefined)
+    expect({ args, code: result.code }).toEqual({ args, code: 2 })
+    expect(result.stderr).toContain('is given more than once')
+  }
 })
 
 test('ingest accepts a raw message from stdin for a report address, and refuses others', async () => {
