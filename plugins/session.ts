@@ -77,7 +77,8 @@ export function formOf(body: unknown): URLSearchParams {
 
 /**
  * `next` after login, only if it is a path on this origin: `//evil.example`, `/\evil.example`,
- * `https://…` and control characters are refused (open-redirect safe).
+ * `https://…`, control characters and paths whose dot segments resolve to `//…` are refused
+ * (open-redirect safe).
  */
 export function safeNext(next: string | null | undefined, fallback = '/domains'): string {
   if (typeof next !== 'string' || !next.startsWith('/') || next.startsWith('//')) return fallback
@@ -90,7 +91,10 @@ export function safeNext(next: string | null | undefined, fallback = '/domains')
     const base = 'http://dashboard.invalid'
     const url = new URL(next, base)
     if (url.origin !== base) return fallback
-    return `${url.pathname}${url.search}${url.hash}`
+    // Checked again once resolved: dot segments can make `//host` of a path that did not start so
+    // (`/.//evil.example`, `/x/..//evil.example`), which a browser then reads as another site.
+    const path = `${url.pathname}${url.search}${url.hash}`
+    return path.startsWith('//') || path.startsWith('/\\') ? fallback : path
   } catch {
     return fallback
   }

@@ -187,6 +187,11 @@ test('safeNext keeps local paths only', () => {
     '/\nx',
     'https://evil.example',
     '\\\\evil',
+    // Dot segments that resolve to `//host`, which a browser follows to another site.
+    '/.//evil.example/path',
+    '/..//evil.example',
+    '/x/..//evil.example',
+    '/%2e//evil.example',
   ])
     expect(safeNext(bad)).toBe('/domains')
 })
