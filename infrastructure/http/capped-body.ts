@@ -1,4 +1,4 @@
-import { OutboundError } from './outbound-error.ts'
+import { failureReason, OutboundError } from './outbound-error.ts'
 
 // A response body read under a byte cap (docs/outbound-http.md): never more than the cap is held,
 // and a deadline's abort cancels the read.
@@ -42,7 +42,7 @@ export async function readCapped(
     if (error instanceof OutboundError && error.kind === 'too_large') throw error
     // A reset or the deadline mid-body: a snippet keeps what came, anything else fails.
     if (overflow === 'fail')
-      throw signal.aborted ? signal.reason : new OutboundError('connect', messageOf(error))
+      throw signal.aborted ? signal.reason : new OutboundError('connect', failureReason(error))
     truncated = true
   } finally {
     signal.removeEventListener('abort', cancel)
@@ -63,8 +63,4 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
     offset += chunk.byteLength
   }
   return bytes
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -1,7 +1,7 @@
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import type { AttemptOutcome } from '../../domain/webhooks/schedule.ts'
+import { failedAttempt } from './attempt-outcome.ts'
 import { createGuardedClient } from './guarded-client.ts'
-import { OutboundError } from './outbound-error.ts'
 
 // Posts a Slack or Teams message (docs/notifications.md) through the guarded client with the webhook
 // limits (docs/outbound-http.md): https only unless private targets are allowed, every address vetted
@@ -59,19 +59,7 @@ export function chatSender(deps: ChatSenderDeps) {
         latencyMs: Math.round(response.headersAt - started),
       }
     } catch (error) {
-      return { outcome: failureOutcome(error), latencyMs: elapsed() }
+      return { outcome: failedAttempt(error), latencyMs: elapsed() }
     }
-  }
-}
-
-function failureOutcome(error: unknown): AttemptOutcome {
-  if (!(error instanceof OutboundError)) return { kind: 'connection_error', message: String(error) }
-  switch (error.kind) {
-    case 'refused':
-      return { kind: 'blocked', reason: error.message }
-    case 'timeout':
-      return { kind: 'timeout' }
-    default:
-      return { kind: 'connection_error', message: error.message }
   }
 }

@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { isPublicAddress } from './address-guard.ts'
 import { readCapped } from './capped-body.ts'
-import { OutboundError } from './outbound-error.ts'
+import { failureReason, OutboundError } from './outbound-error.ts'
 import { pinnedFetch } from './pinned-fetch.ts'
 
 // The one way out to HTTP (docs/outbound-http.md): webhooks, MTA-STS policies, DNS provider APIs
@@ -171,7 +171,7 @@ async function resolveHost(dns: DnsResolver, host: string, signal: AbortSignal):
     answers = await untilAborted(Promise.all([dns.resolve(host, 'A'), dns.resolve(host, 'AAAA')]), signal)
   } catch (error) {
     if (error instanceof OutboundError) throw error
-    throw new OutboundError('unresolved', `resolving ${host}: ${messageOf(error)}`)
+    throw new OutboundError('unresolved', `resolving ${host}: ${failureReason(error)}`)
   }
   const addresses = answers.flatMap((answer) =>
     answer.status === 'ok'
@@ -230,7 +230,7 @@ async function connect(
     })
   } catch (error) {
     if (request.signal.aborted && request.signal.reason instanceof OutboundError) throw request.signal.reason
-    throw new OutboundError('connect', `${url.origin}: ${messageOf(error)}`)
+    throw new OutboundError('connect', `${url.origin}: ${failureReason(error)}`)
   }
 }
 
@@ -260,12 +260,4 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', stop, { once: true })
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop))
   })
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as { cause?: unknown }).cause
-    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message
-  }
-  return String(error)
 }

@@ -2,8 +2,8 @@ import type { DnsResolver } from '../../domain/dns/ports.ts'
 import { type WebhookEvent, webhookBody, webhookDeliveryId } from '../../domain/webhooks/payload.ts'
 import type { AttemptOutcome } from '../../domain/webhooks/schedule.ts'
 import { markedText } from '../db/damaged-text.ts'
+import { failedAttempt } from './attempt-outcome.ts'
 import { createGuardedClient, type OutboundResponse } from './guarded-client.ts'
-import { OutboundError } from './outbound-error.ts'
 import { signWebhook } from './webhook-signature.ts'
 
 // One webhook delivery attempt (docs/webhooks.md, issue #6): build and sign the body for this attempt's
@@ -104,7 +104,7 @@ export async function sendWebhook(
       overflow: 'truncate',
     })
   } catch (error) {
-    return result(failureOutcome(error), elapsed())
+    return result(failedAttempt(error), elapsed())
   }
   const latencyMs = Math.round(response.headersAt - started)
   // The receiver's bytes go into a text column: a NUL in them failed the attempt's write, and the
@@ -139,18 +139,6 @@ function vetUrl(deps: WebhookSenderDeps, raw: string): Target {
   if (url.protocol !== 'https:' && !httpAllowed)
     return blocked(`webhook URLs must use https, not ${url.protocol}`)
   return { ok: true, url }
-}
-
-function failureOutcome(error: unknown): AttemptOutcome {
-  if (!(error instanceof OutboundError)) return { kind: 'connection_error', message: String(error) }
-  switch (error.kind) {
-    case 'refused':
-      return { kind: 'blocked', reason: error.message }
-    case 'timeout':
-      return { kind: 'timeout' }
-    default:
-      return { kind: 'connection_error', message: error.message }
-  }
 }
 
 const encoder = new TextEncoder()

@@ -57,3 +57,20 @@ test('a certificate the sender does not trust is a connection error (retried), n
   )
   expect(result.outcome.kind).toBe('connection_error')
 })
+
+test("a connection error's reason names no URL: the path of a chat URL is its secret", async () => {
+  // The certificate is for hooks.test, the URL names other.test: Bun's error names the URL it
+  // fetched, the vetted address with the whole path.
+  const dns = memoryDns({ 'other.test': [a('127.0.0.1')] })
+  const result = await sendWebhook(
+    { dns, allowPrivate: true, now: () => new Date(), tls: { ca: cert } },
+    { url: `https://other.test:${receiver.port}/services/T0/B0/s3cr3t`, secret: receiver.secret, event },
+  )
+  expect(result.outcome.kind).toBe('connection_error')
+  const message = result.outcome.kind === 'connection_error' ? result.outcome.message : ''
+  expect(message).toStartWith(`https://other.test:${receiver.port}: `)
+  expect(message).toContain('ERR_TLS_CERT_ALTNAME_INVALID')
+  expect(message).not.toContain('s3cr3t')
+  expect(message).not.toContain('127.0.0.1')
+  expect(message).not.toContain('verbose')
+})
