@@ -1,6 +1,6 @@
 import type { Domain } from '../domains/domain.ts'
 import type { DomainStore } from '../domains/ports.ts'
-import { BIDI_CONTROLS, BIDI_CONTROLS_TEXT } from '../shared/control-characters.ts'
+import { BIDI_CONTROLS, BIDI_CONTROLS_TEXT, showsSomething } from '../shared/control-characters.ts'
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import type { Organization, OrganizationStore } from './organization.ts'
@@ -24,7 +24,8 @@ export function normalizeOrganizationName(raw: string): Result<string> {
   // index (it compares code points); then collapse inner runs of white space so "Acme  Corp" and
   // "Acme Corp" are one name too.
   const name = raw.normalize('NFC').trim().replace(/\s+/g, ' ')
-  if (name === '') return invalid('name', 'The organization name is required.')
+  // A name of zero-width characters alone would be an invisible entry in every list.
+  if (!showsSomething(name)) return invalid('name', 'The organization name is required.')
   if (name.length > MAX_ORGANIZATION_NAME) {
     return invalid('name', `The organization name may be at most ${MAX_ORGANIZATION_NAME} characters.`)
   }

@@ -13,3 +13,11 @@ export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/
 
 /** The refusal message of BIDI_CONTROLS, naming the characters so a caller can find them. */
 export const BIDI_CONTROLS_TEXT = 'bidirectional control characters (U+202A–U+202E, U+2066–U+2069)'
+
+// White space, controls, format characters (U+200B zero-width space, U+2060 word joiner, U+FEFF,
+// U+00AD soft hyphen, …), and the letters and symbols that are drawn blank (the Hangul fillers,
+// U+2800 braille blank).
+const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Z}\u115f\u1160\u3164\uffa0\u2800]/gu
+
+/** Whether a name shows anything at all: one made only of invisible characters reads as blank. */
+export const showsSomething = (text: string) => text.replace(INVISIBLE, '') !== ''

@@ -20,6 +20,14 @@ describe('normalizeOrganizationName', () => {
       expect(refusal(raw)).toEqual({ name: ['The organization name is required.'] })
   })
 
+  test('required: a name of invisible characters alone (zero-width, fillers) shows nothing', () => {
+    for (const raw of ['\u200b', ' \u200b\u2060 ', '\ufeff', '\u00ad', '\u3164', '\u2800\u200d'])
+      expect(refusal(raw)).toEqual({ name: ['The organization name is required.'] })
+    // Beside a visible character they stay (a joiner inside an emoji, a soft hyphen).
+    expect(normalizeOrganizationName('Acme\u00adRetail').ok).toBe(true)
+    expect(normalizeOrganizationName('\u{1f468}\u200d\u{1f4bb} Dev').ok).toBe(true)
+  })
+
   test('at most 200 characters after trimming', () => {
     const longest = 'a'.repeat(MAX_ORGANIZATION_NAME)
     expect(normalizeOrganizationName(`  ${longest}  `)).toEqual({ ok: true, value: longest })
