@@ -137,11 +137,11 @@ export function bodyLimit(limits: BodyLimits) {
         // must get 401, not a parse error. The auth and public-limit macros call assertWellFormed.
         return MALFORMED_JSON
       }
-      // Every API body is an object; Elysia would let a list or a string through an all-optional model.
+      // Every API body is an object; Elysia would let a list, a string or null through an
+      // all-optional model (a route whose body may be left out takes no body, not `null`).
       if (
         path.startsWith('/api/') &&
-        parsed !== null &&
-        (typeof parsed !== 'object' || Array.isArray(parsed))
+        (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       )
         return NOT_OBJECT
       // The input rules, on the parsed value before validation can drop or coerce anything (a

@@ -30,7 +30,7 @@ describe('request bodies', () => {
     },
   )
 
-  test.each(['[1,2,3]', '"example.com"', '42', 'true'])(
+  test.each(['[1,2,3]', '"example.com"', '42', 'true', 'null'])(
     'a JSON body %p that is not an object is a validation error on body',
     async (body) => {
       const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body })
@@ -38,6 +38,18 @@ describe('request bodies', () => {
       expect(res.body.errors).toEqual({ body: ['The request body must be a JSON object.'] })
     },
   )
+
+  test('null is refused where the body may be left out too (it was taken as no body)', async () => {
+    const created = await t.request('POST', '/api/v1/domains', {
+      token: owner.token,
+      body: JSON.stringify({ domain_name: 'null-body.example' }),
+    })
+    expect(created.status).toBe(201)
+    const path = '/api/v1/domains/null-body.example/verify'
+    const res = await t.request('POST', path, { token: owner.token, body: 'null' })
+    expect(res.status).toBe(400)
+    expect(res.body.errors).toEqual({ body: ['The request body must be a JSON object.'] })
+  })
 
   test('an empty body is a validation error', async () => {
     const res = await t.request('POST', '/api/v1/domains', { token: owner.token, body: '' })
