@@ -102,33 +102,45 @@ export function isWritableType(type: string): type is WritableType {
   return (WRITABLE_TYPES as readonly string[]).includes(type)
 }
 
-/** The set in canonical form, or `invalid` saying what is wrong with it. */
-export function validateRecordSet(zoneName: string, set: RecordSet): ProviderResult<RecordSet> {
+/** Which field of a record set a problem is in, as the API names it (docs/api.md, DNS providers). */
+export type RecordSetField = 'name' | 'type' | 'ttl' | 'values'
+
+export type RecordSetCheck =
+  | { ok: true; value: RecordSet }
+  | { ok: false; field: RecordSetField; message: string }
+
+/** The set in canonical form, or which field is wrong and why. */
+export function checkRecordSet(zoneName: string, set: RecordSet): RecordSetCheck {
+  const wrong = (field: RecordSetField, message: string): RecordSetCheck => ({ ok: false, field, message })
   const zone = normalizeName(zoneName)
   const name = normalizeName(set.name)
   const type = set.type.trim().toUpperCase()
-  if (!isDomainName(name)) return providerFail('invalid', `"${set.name}" is not a domain name`)
-  if (!isInZone(name, zone)) return providerFail('invalid', `${name} is not in zone ${zone}`)
-  if (!isWritableType(type)) {
-    return providerFail('invalid', `type ${set.type} is not writable (${WRITABLE_TYPES.join(', ')})`)
-  }
+  if (!isDomainName(name)) return wrong('name', `"${set.name}" is not a domain name`)
+  if (!isInZone(name, zone)) return wrong('name', `${name} is not in zone ${zone}`)
+  if (!isWritableType(type))
+    return wrong('type', `type ${set.type} is not writable (${WRITABLE_TYPES.join(', ')})`)
   if (!Number.isInteger(set.ttl) || set.ttl < 1 || set.ttl > MAX_TTL) {
-    return providerFail('invalid', `TTL ${set.ttl} is not a whole number of seconds from 1 to ${MAX_TTL}`)
+    return wrong('ttl', `TTL ${set.ttl} is not a whole number of seconds from 1 to ${MAX_TTL}`)
   }
-  if (set.values.length === 0) return providerFail('invalid', 'a record set needs a value; delete it instead')
+  if (set.values.length === 0) return wrong('values', 'a record set needs a value; delete it instead')
   const values: string[] = []
   for (const raw of set.values) {
     const value = normalizeValue(type, raw)
-    if (value === null) return providerFail('invalid', `"${raw}" is not a valid ${type} value`)
+    if (value === null) return wrong('values', `"${raw}" is not a valid ${type} value`)
     // An RRset holds each record once (RFC 2181 §5); servers would silently merge duplicates.
-    if (values.includes(value)) return providerFail('invalid', `duplicate ${type} value "${value}"`)
+    if (values.includes(value)) return wrong('values', `duplicate ${type} value "${value}"`)
     values.push(value)
   }
   // A CNAME owns its name alone, and never at the apex beside SOA and NS (RFC 2181 §10.1).
-  if (type === 'CNAME' && values.length > 1)
-    return providerFail('invalid', 'a CNAME set has exactly one value')
-  if (type === 'CNAME' && name === zone) return providerFail('invalid', 'a CNAME cannot be at the zone apex')
-  return providerOk({ name, type, ttl: set.ttl, values })
+  if (type === 'CNAME' && values.length > 1) return wrong('values', 'a CNAME set has exactly one value')
+  if (type === 'CNAME' && name === zone) return wrong('name', 'a CNAME cannot be at the zone apex')
+  return { ok: true, value: { name, type, ttl: set.ttl, values } }
+}
+
+/** The set in canonical form, or `invalid` saying what is wrong with it (checkRecordSet). */
+export function validateRecordSet(zoneName: string, set: RecordSet): ProviderResult<RecordSet> {
+  const checked = checkRecordSet(zoneName, set)
+  return checked.ok ? providerOk(checked.value) : providerFail('invalid', checked.message)
 }
 
 /** The sets that match the filter (name and type compared in canonical form). */

@@ -10,7 +10,7 @@ import { fail, invalid, ok, type Result } from '../shared/result.ts'
 import type { ProviderKind } from './credentials.ts'
 import type { RecordSet } from './ports.ts'
 import { confirm, type ReadBackDeps, sameValues } from './read-back.ts'
-import { isInZone, normalizeName, validateRecordSet } from './record-set.ts'
+import { checkRecordSet, isInZone, normalizeName } from './record-set.ts'
 import {
   type ConnectionStore,
   type OpenProvider,
@@ -122,8 +122,8 @@ export async function planSet(
   set: RecordSet,
   options: PlanOptions = {},
 ): Promise<Outcome<Plan>> {
-  const checked = validateRecordSet(target.zone.name, set)
-  if (!checked.ok) return invalid('values', checked.failure.message)
+  const checked = checkRecordSet(target.zone.name, set)
+  if (!checked.ok) return invalid(checked.field, checked.message)
   const { name, type } = checked.value
   const current = await readSet(target, name, type)
   if (!current.ok) return current
