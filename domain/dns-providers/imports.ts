@@ -8,6 +8,7 @@ import { normalizeDomainName } from '../domains/domain-name.ts'
 import type { DomainStore, OrganizationLookup } from '../domains/ports.ts'
 import { addDomain } from '../domains/use-cases.ts'
 import { type VerificationStore, verifyDomain } from '../domains/verification.ts'
+import { showable } from '../shared/control-characters.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import type { Result } from '../shared/result.ts'
 import type { ProviderKind } from './credentials.ts'
@@ -123,7 +124,8 @@ export async function runImport(deps: ImportDeps, importId: string): Promise<Imp
   const handled = new Set(job.results.map((r) => r.zone))
 
   for (const target of targets) {
-    const zoneName = 'missing' in target ? normalizeName(target.missing) : target.name
+    // A provider's zone name is shown as it came when it is refused below: without its controls.
+    const zoneName = showable('missing' in target ? normalizeName(target.missing) : target.name)
     if (handled.has(zoneName)) continue
     const result = (
       status: ImportResult['status'],

@@ -21,3 +21,12 @@ const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Z}\u115f\u1160\u3164\uffa0\u28
 
 /** Whether a name shows anything at all: one made only of invisible characters reads as blank. */
 export const showsSomething = (text: string) => text.replace(INVISIBLE, '') !== ''
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it replaces
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * Text from elsewhere (a provider's zone list) made safe to show and store: each C0 or C1 control,
+ * DEL and bidirectional control becomes U+FFFD, as damaged report text does.
+ */
+export const showable = (text: string) => text.replace(UNSHOWABLE, '\ufffd')
