@@ -1,4 +1,5 @@
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding'
+import { showsSomething } from '../shared/control-characters.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 
@@ -29,6 +30,9 @@ export function normalizeOrigin(input: string): string | null {
   try {
     const url = new URL(input.trim())
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return null
+    // No browser sends port 0, or a host with `*`: origins are matched exactly, and a wildcard
+    // would only look as if it covered the subdomains.
+    if (url.port === '0' || url.hostname.includes('*')) return null
     if (
       url.username ||
       url.password ||
@@ -52,7 +56,7 @@ export async function createEmbedKey(
   input: { accountId: string; name: string; allowedOrigins: string[] },
 ): Promise<Result<EmbedKey>> {
   const name = input.name.trim()
-  if (name === '' || name.length > 100)
+  if (!showsSomething(name) || name.length > 100)
     return invalid('name', 'An embed key needs a name of 1-100 characters.')
   if (input.allowedOrigins.length === 0 || input.allowedOrigins.length > MAX_ORIGINS) {
     return invalid('allowed_origins', `Give 1-${MAX_ORIGINS} origins such as https://www.example.com.`)
@@ -63,7 +67,7 @@ export async function createEmbedKey(
     if (origin === null) {
       return invalid(
         'allowed_origins',
-        `"${raw}" is not an origin (scheme://host[:port], no path), e.g. https://www.example.com.`,
+        `"${raw}" is not an origin (scheme://host[:port], no path or wildcard), e.g. https://www.example.com.`,
       )
     }
     if (!origins.includes(origin)) origins.push(origin)

@@ -303,12 +303,21 @@ describe('embed scanner', () => {
   })
 
   test('embed keys need real origins', async () => {
-    const res = await t.request('POST', '/api/v1/embed-keys', {
+    // A path, a wildcard (origins are matched exactly) and port 0 are nothing a browser sends.
+    for (const origin of ['https://site.example/path', 'https://*.site.example', 'https://site.example:0']) {
+      const res = await t.request('POST', '/api/v1/embed-keys', {
+        token: owner.token,
+        body: { name: 'x', allowed_origins: [origin] },
+      })
+      expect({ origin, status: res.status }).toEqual({ origin, status: 400 })
+      expect(Object.keys(res.body.errors)).toEqual(['allowed_origins'])
+    }
+    const invisible = await t.request('POST', '/api/v1/embed-keys', {
       token: owner.token,
-      body: { name: 'x', allowed_origins: ['https://site.example/path'] },
+      body: { name: '\u200b', allowed_origins: ['https://site.example'] },
     })
-    expect(res.status).toBe(400)
-    expect(Object.keys(res.body.errors)).toEqual(['allowed_origins'])
+    expect(invisible.status).toBe(400)
+    expect(Object.keys(invisible.body.errors)).toEqual(['name'])
   })
 
   test('the widget script is served', async () => {
