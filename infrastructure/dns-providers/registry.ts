@@ -44,9 +44,13 @@ async function checkUrl(deps: RegistryDeps, raw: string): Promise<Checked> {
     return { ok: false, reason: `${raw} is not an absolute URL (e.g. https://dns.example.com:8081)` }
   }
   const httpAllowed = deps.allowPrivate && url.protocol === 'http:'
-  if (url.protocol !== 'https:' && !httpAllowed) return { ok: false, reason: `${url.origin} must use https` }
+  // Named by its scheme: a `file:` or `data:` URL has the origin "null".
+  if (url.protocol !== 'https:' && !httpAllowed)
+    return { ok: false, reason: `the URL must use https, not ${url.protocol.replace(/:$/, '')}` }
   if (url.username || url.password)
     return { ok: false, reason: 'the URL must not carry a user name or password' }
+  // No server listens on port 0 (the webhook URLs' rule, src/routes/webhook-url.ts).
+  if (url.port === '0') return { ok: false, reason: 'the URL must not use port 0' }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
   const checked = await checkPublicHost(deps, host)
   if (!checked.ok) return { ok: false, reason: `${host} is refused: ${checked.reason}` }

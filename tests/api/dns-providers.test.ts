@@ -79,6 +79,18 @@ describe('DNS providers against PowerDNS', () => {
       credentials: { base_url: 'ftp://127.0.0.1/', api_key: 'x' },
     })
     expect(scheme.body.errors['credentials.base_url'][0]).toContain('https')
+    // Named by its scheme, not by its origin ("null" for a file: URL).
+    const file = await call(owner, 'POST', '/dns-providers/authenticate', {
+      provider: 'powerdns',
+      credentials: { base_url: 'file:///etc/passwd', api_key: 'x' },
+    })
+    expect(file.body.errors['credentials.base_url']).toEqual(['the URL must use https, not file'])
+    const portZero = await call(owner, 'POST', '/dns-providers/authenticate', {
+      provider: 'powerdns',
+      credentials: { base_url: 'http://127.0.0.1:0/', api_key: 'x' },
+    })
+    expect(portZero.status).toBe(400)
+    expect(portZero.body.errors['credentials.base_url']).toEqual(['the URL must not use port 0'])
     const unreachable = await call(owner, 'POST', '/dns-providers/authenticate', {
       provider: 'powerdns',
       credentials: { base_url: 'http://127.0.0.1:1', api_key: 'x' },
