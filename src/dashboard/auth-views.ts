@@ -63,7 +63,7 @@ ${field({
 <div><button type="submit">Sign up</button></div>
 </form>
 ${oauthButtons(input.providers ?? [], null)}
-<p>Already have an account? <a href="/login">Log in</a></p>`
+<p>Already have an account? <a href="/login">Log in</a>, or <a href="/password-reset">reset your password</a>.</p>`
   return layout({ title: 'Sign up', viewer: null, narrow: true, body })
 }
 
