@@ -26,12 +26,6 @@ function startsWith(bytes: Uint8Array, at: number, text: string): boolean {
   return true
 }
 
-function contains(bytes: Uint8Array, text: string): boolean {
-  const limit = Math.min(bytes.length, SNIFF_BYTES) - text.length
-  for (let i = 0; i <= limit; i++) if (startsWith(bytes, i, text)) return true
-  return false
-}
-
 /**
  * The encoding of UTF-16 text, told by its byte order mark or, without one, by a NUL beside its
  * first `<` (XML 1.0 Appendix F: 3C 00 3F 00 / 00 3C 00 3F), which no ASCII-compatible text has.
@@ -74,10 +68,22 @@ export function sniffFormat(bytes: Uint8Array): SniffedFormat | null {
   }
   const at = skipPreamble(bytes)
   if (startsWith(bytes, at, '{') && isJsonObjectText(bytes, at)) return 'json'
-  // An XML declaration or the root element; anything else starting with "<" (a comment, an
-  // xs:schema wrapper as ikea.com sends) counts only when a <feedback element follows early,
-  // so an HTML attachment is not taken for a report.
-  if (startsWith(bytes, at, '<?xml') || startsWith(bytes, at, '<feedback')) return 'xml'
-  if (startsWith(bytes, at, '<') && contains(bytes, '<feedback')) return 'xml'
+  // An XML declaration (optional, XML 1.0 §2.8) or the root element; anything else starting with
+  // "<" (a comment, an xs:schema wrapper as ikea.com sends) counts only when a <feedback element
+  // follows early, so an HTML attachment is not taken for a report. The element may carry a
+  // namespace prefix (`<dmarc:feedback xmlns:dmarc="urn:ietf:params:xml:ns:dmarc-2.0">`,
+  // Namespaces in XML §4), which the parser reads (domain/reports/aggregate/report-builder.ts).
+  if (startsWith(bytes, at, '<?xml')) return 'xml'
+  if (startsWith(bytes, at, '<') && hasFeedbackElement(bytes, at)) return 'xml'
   return null
+}
+
+/** `<feedback` or `<prefix:feedback`, then white space, `>` or `/`, within the sniffed bytes. */
+const FEEDBACK_ELEMENT = /<(?:[A-Za-z_][\w.-]*:)?feedback[\s>/]/
+
+function hasFeedbackElement(bytes: Uint8Array, at: number): boolean {
+  if (startsWith(bytes, at, '<feedback')) return true
+  // Latin-1 keeps one character per byte: the pattern is ASCII, and nothing else needs decoding.
+  const head = new TextDecoder('latin1').decode(bytes.subarray(at, Math.min(bytes.length, SNIFF_BYTES)))
+  return FEEDBACK_ELEMENT.test(head)
 }

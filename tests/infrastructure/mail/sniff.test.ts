@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test'
+import { fileKind } from '../../../infrastructure/mail/file-kind.ts'
 import { sniffFormat } from '../../../infrastructure/mail/sniff.ts'
 
 // What a payload is, by its first bytes (infrastructure/mail/sniff.ts): UTF-16 reports are read by
@@ -36,6 +37,22 @@ test('the UTF-8 rules are unchanged', () => {
   expect(sniffFormat(bytes('<html></html>'))).toBeNull()
   expect(sniffFormat(new Uint8Array([0x1f, 0x8b, 8]))).toBe('gzip')
   expect(sniffFormat(bytes('PK\x03\x04rest'))).toBe('zip')
+})
+
+// Found by a sweep of other projects' samples: cry-inc/dmarc-report-viewer's gmxnet.xml written
+// with a `dmarc:` prefix on every element and without its XML declaration (optional, XML 1.0 §2.8)
+// was taken for a mail header field (`<dmarc:`) and quarantined `no_report_found`.
+test('a root element with a namespace prefix is a report, declaration or not', () => {
+  const bytes = (text: string) => new TextEncoder().encode(text)
+  const prefixed = '<dmarc:feedback xmlns:dmarc="urn:ietf:params:xml:ns:dmarc-2.0">\n  <dmarc:version>1.0'
+  expect(sniffFormat(bytes(prefixed))).toBe('xml')
+  expect(sniffFormat(bytes(`\uFEFF\r\n${prefixed}`))).toBe('xml')
+  expect(sniffFormat(bytes('<!-- exported --><ns0:feedback>'))).toBe('xml')
+  expect(fileKind(bytes(prefixed))).toBe('report')
+  // A prefix is not any text before "feedback": these are not the element.
+  expect(sniffFormat(bytes('<p>Send us your feedback</p>'))).toBeNull()
+  expect(sniffFormat(bytes('<div><feedbackform>'))).toBeNull()
+  expect(fileKind(bytes('<dmarc:note>x</dmarc:note>'))).toBe('message')
 })
 
 test('binary data that starts with { is not taken for a TLS report', () => {
