@@ -96,6 +96,7 @@ export function authPlugin(deps: AuthDeps) {
   // unauthenticated caller learns nothing from validation errors and every answer carries the limit
   // headers. `resolve` then only hands the principal to the handler, typed.
   const principals = new WeakMap<Request, Principal>()
+  const intakes = new WeakMap<Request, Intake>()
   const isIntakeSecret = secretMatcher(deps.intakeSecret ?? null)
   return new Elysia({ name: 'auth' }).macro({
     auth: {
@@ -110,20 +111,29 @@ export function authPlugin(deps: AuthDeps) {
         return { principal }
       },
     },
-    // The intake reads no body before its handler (`parse: 'none'`) and its only input is the
-    // ?recipient= query: it authenticates after validation, where it always has (a malformed
-    // recipient is a 400 that is not counted), and before the handler reads the message.
+    // The intake reads no body before its handler (`parse: 'none'`); like `auth`, it authenticates
+    // in `transform`, before its ?recipient= query is validated, so a caller without a token gets
+    // 401 with the limit headers, never a validation error.
     intakeAuth: {
       detail: { security: BEARER_SECURITY },
-      async resolve({ request, server, set }): Promise<{ intake: Intake }> {
+      async transform({ request, server, set }) {
         const now = deps.now()
         if (isIntakeSecret(bearerToken(request.headers.get('authorization')))) {
           // The operator's mail server: limited per client address, apart from unauthenticated callers.
           const subject = `intake:${limitSubject(deps, request, server)}`
           applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now }))
-          return { intake: { kind: 'operator' } }
+          intakes.set(request, { kind: 'operator' })
+          return
         }
-        return { intake: { kind: 'account', principal: await authenticate(deps, request, server, set, now) } }
+        intakes.set(request, {
+          kind: 'account',
+          principal: await authenticate(deps, request, server, set, now),
+        })
+      },
+      resolve({ request }): { intake: Intake } {
+        const intake = intakes.get(request)
+        if (intake === undefined) throw new Error('intakeAuth transform did not run')
+        return { intake }
       },
     },
     publicRateLimit: {

@@ -153,10 +153,16 @@ test('the intake secret routes by recipient and is compared whole', async () => 
   }
 })
 
-test('the recipient is validated before authentication, as before: a bad one is not counted', async () => {
+test('authentication comes before the recipient is validated: no token is a 401, whatever the query', async () => {
   pinClock(50)
+  // Found by a conformance sweep: a bad recipient without a token answered 400, with no limit
+  // headers and uncounted, where every other route answers 401 (docs/api.md, "Input rules").
   const bad = await intake(null, `?recipient=${'x'.repeat(400)}`)
-  expect(bad.status).toBe(400)
-  const next = await intake(null)
-  expect([next.status, remaining(next)]).toEqual([401, '2'])
+  expect([bad.status, remaining(bad)]).toEqual([401, '2'])
+  const control = await intake(null, '?recipient=%00')
+  expect([control.status, remaining(control)]).toEqual([401, '1'])
+  // Authenticated, the same recipient is the validation error it was.
+  const refused = await intake(`Bearer ${SECRET}`, `?recipient=${'x'.repeat(400)}`)
+  expect(refused.status).toBe(400)
+  expect(Object.keys(refused.body.errors)).toEqual(['recipient'])
 })
