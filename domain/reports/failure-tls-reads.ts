@@ -8,9 +8,11 @@ import type { TlsRptReport } from './tls-rpt.ts'
 
 export interface ForensicFilter {
   domainId?: number
-  since?: string
-  until?: string
-  sourceIp?: string
+  /** Arrived at or after. */
+  since?: Date | undefined
+  /** Arrived before (the first millisecond past the `until` asked for: domain/shared/time-filters.ts). */
+  until?: Date | undefined
+  sourceIp?: string | undefined
 }
 
 /** A stored TLS-RPT report: its columns, and the report itself as insertTls wrote it. */

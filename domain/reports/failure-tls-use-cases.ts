@@ -1,5 +1,7 @@
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
+import { timeFilters } from '../shared/time-filters.ts'
+import { formatIp, parseIp, unmapIpv4 } from '../spf/ip.ts'
 import type { ReportDomainIds } from './aggregate-reads.ts'
 import { type PeriodInput, reportDomainId } from './aggregate-use-cases.ts'
 import type { FailureTlsReads, TlsSummary } from './failure-tls-reads.ts'
@@ -7,19 +9,6 @@ import { type Period, periodOf } from './period.ts'
 
 // The failure (forensic, RFC 6591) and TLS-RPT (RFC 8460) reads of the API (docs/api.md). A domain
 // named in the request is the caller's or 403 `domain_not_found`, checked before anything else.
-
-/**
- * An ISO 8601 date or timestamp, as PostgreSQL reads it back; undefined when not given. Years past
- * 9999 (`99999`, `+275760-09-13`) print as `+099999-…`, which PostgreSQL cannot read: refused.
- */
-export function isoTimestamp(field: string, value: string | undefined): Result<string | undefined> {
-  if (value === undefined) return ok(undefined)
-  const ms = Date.parse(value)
-  const year = Number.isNaN(ms) ? Number.NaN : new Date(ms).getUTCFullYear()
-  if (!(year >= 1 && year <= 9999))
-    return invalid(field, `The ${field} field must be an ISO 8601 date or timestamp.`)
-  return ok(new Date(ms).toISOString())
-}
 
 /** The account's failure reports, newest first, of one domain if named, arrived in a time range. */
 export async function listFailureReports(
@@ -39,11 +28,18 @@ export async function listFailureReports(
     if (!found.ok) return found
     domainId = found.value
   }
-  const since = isoTimestamp('since', input.since)
-  if (!since.ok) return since
-  const until = isoTimestamp('until', input.until)
-  if (!until.ok) return until
-  const filter = { domainId, since: since.value, until: until.value, sourceIp: input.sourceIp }
+  // Strict ISO 8601, as the alerts' filters: a date as `until` covers its whole day.
+  const times = timeFilters(input)
+  if (!times.ok) return times
+  // IPv4 or IPv6 (RFC 6591 Source-IP is either), matched in the spelling reports are stored in
+  // (RFC 5952; an IPv4-mapped address as its IPv4 address).
+  const ip = input.sourceIp === undefined ? undefined : parseIp(input.sourceIp)
+  if (ip === null) return invalid('source_ip', 'The source_ip field must be an IPv4 or IPv6 address.')
+  const filter = {
+    domainId,
+    ...times.value,
+    sourceIp: ip === undefined ? undefined : formatIp(unmapIpv4(ip)),
+  }
   return ok(await deps.failureTls.listForensic(input.accountId, filter, input.page))
 }
 

@@ -81,10 +81,10 @@ export function pgForensicTlsStore(db: Db, boss: PgBoss | null = null): Forensic
           filter.domainId === undefined ? undefined : sql`f.domain_id = ${filter.domainId}`,
           filter.since === undefined
             ? undefined
-            : sql`coalesce(f.arrival_at, f.received_at) >= ${filter.since}::timestamptz`,
+            : sql`coalesce(f.arrival_at, f.received_at) >= ${filter.since.toISOString()}::timestamptz`,
           filter.until === undefined
             ? undefined
-            : sql`coalesce(f.arrival_at, f.received_at) <= ${filter.until}::timestamptz`,
+            : sql`coalesce(f.arrival_at, f.received_at) < ${filter.until.toISOString()}::timestamptz`,
           filter.sourceIp === undefined ? undefined : sql`f.source_ip = ${filter.sourceIp}::inet`,
         ].filter((part) => part !== undefined),
         sql` and `,

@@ -33,8 +33,8 @@ export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<type
           session.accountId,
           {
             domainId: filter.choice.domainId ?? undefined,
-            since: `${period.from}T00:00:00.000Z`,
-            until: `${period.to}T23:59:59.999Z`,
+            since: new Date(`${period.from}T00:00:00.000Z`),
+            until: dayAfter(period.to),
           },
           { page: filter.page, perPage: PER_PAGE },
         )
@@ -97,4 +97,13 @@ export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<type
       },
       { session: true },
     )
+}
+
+/**
+ * The first instant past a period's last day (the filter's `until` is exclusive); none past
+ * 9999-12-31, which PostgreSQL could not read back (toISOString writes `+010000-…`).
+ */
+function dayAfter(day: string): Date | undefined {
+  const next = Date.parse(`${day}T00:00:00.000Z`) + 86_400_000
+  return next < Date.parse('9999-12-31T23:59:59.999Z') ? new Date(next) : undefined
 }

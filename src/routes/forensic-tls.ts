@@ -105,7 +105,7 @@ export function forensicTlsRoutes(deps: ForensicTlsRouteDeps) {
           domain: t.Optional(DomainText()),
           since: t.Optional(Line({ maxLength: 40, description: 'ISO 8601' })),
           until: t.Optional(Line({ maxLength: 40, description: 'ISO 8601' })),
-          source_ip: t.Optional(t.String({ format: 'ipv4' })),
+          source_ip: t.Optional(Line({ maxLength: 45, description: 'An IPv4 or IPv6 address' })),
         }),
         response: { 200: 'ForensicList', ...authErrors, 403: 'Error' },
         detail: { summary: 'Failure (forensic, RUF) reports, newest first; addresses redacted by default' },

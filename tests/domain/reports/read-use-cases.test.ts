@@ -10,7 +10,6 @@ import {
 import type { FailureTlsReads, TlsSummary } from '../../../domain/reports/failure-tls-reads.ts'
 import {
   getFailureReport,
-  isoTimestamp,
   listFailureReports,
   tlsReportSummary,
 } from '../../../domain/reports/failure-tls-use-cases.ts'
@@ -187,14 +186,50 @@ describe('failure and TLS report reads', () => {
     return { store, calls }
   }
 
-  test('timestamps are read as ISO 8601 and normalised; years PostgreSQL cannot read are refused', () => {
-    expect(isoTimestamp('since', undefined)).toEqual({ ok: true, value: undefined })
-    expect(isoTimestamp('since', '2026-03-01')).toEqual({ ok: true, value: '2026-03-01T00:00:00.000Z' })
-    for (const bad of ['yesterday', '+275760-09-13', '99999'])
-      expect(isoTimestamp('until', bad)).toMatchObject({
+  test('since and until are strict ISO 8601, as for alerts: nothing rolled over, no local time', async () => {
+    const { store, calls } = failureTls()
+    const deps = { reports: reads(0).reports, failureTls: store }
+    const list = (query: { since?: string; until?: string }) =>
+      listFailureReports(deps, { accountId: ACCOUNT, ...query, page: { page: 1, perPage: 25 } })
+    // Found by a conformance sweep: Date.parse read all of these, and answered 200.
+    for (const since of [
+      '2026-02-30',
+      '1',
+      'Nov 28 2026',
+      '12/01/2026',
+      '2026-11-28T00:00:00',
+      '+275760-09-13',
+    ])
+      expect(await list({ since })).toMatchObject({
         ok: false,
-        failure: { code: 'validation_failed', errors: { until: [expect.any(String)] } },
+        failure: { code: 'validation_failed', errors: { since: [expect.any(String)] } },
       })
+    expect(await list({ since: '2026-12-01', until: '2026-01-01' })).toMatchObject({
+      ok: false,
+      failure: { errors: { until: ['The until field must not be before since.'] } },
+    })
+    expect(calls).toHaveLength(0)
+    // A date as until covers its whole day: the store's bound is the next midnight, exclusive.
+    expect((await list({ since: '2026-03-01', until: '2026-03-31' })).ok).toBe(true)
+    expect(calls.at(-1)).toMatchObject({
+      filter: { since: new Date('2026-03-01T00:00:00.000Z'), until: new Date('2026-04-01T00:00:00.000Z') },
+    })
+  })
+
+  test('source_ip is IPv4 or IPv6, matched in the stored spelling', async () => {
+    const { store, calls } = failureTls()
+    const deps = { reports: reads(0).reports, failureTls: store }
+    const list = (sourceIp: string) => listFailureReports(deps, { accountId: ACCOUNT, sourceIp, page })
+    expect((await list('2001:DB8:0::1')).ok).toBe(true)
+    expect((await list('::ffff:192.0.2.1')).ok).toBe(true)
+    expect(calls.map((call) => (call as { filter: { sourceIp: string } }).filter.sourceIp)).toEqual([
+      '2001:db8::1',
+      '192.0.2.1',
+    ])
+    expect(await list('192.0.2.300')).toMatchObject({
+      ok: false,
+      failure: { errors: { source_ip: ['The source_ip field must be an IPv4 or IPv6 address.'] } },
+    })
   })
 
   test('the list filters by the caller’s domain and the range; a foreign domain is refused first', async () => {
@@ -220,7 +255,7 @@ describe('failure and TLS report reads', () => {
         accountId: ACCOUNT,
         filter: {
           domainId: DOMAIN_ID,
-          since: '2026-03-01T00:00:00.000Z',
+          since: new Date('2026-03-01T00:00:00.000Z'),
           until: undefined,
           sourceIp: '192.0.2.1',
         },
