@@ -75,7 +75,8 @@ function finish(
   const fields = Object.keys(errors)
   if (fields.length === 0) return ok(parsed())
   const first = errors[fields[0]!]![0]!
-  const more = fields.length > 1 ? ` (and ${fields.length - 1} more errors)` : ''
+  const rest = fields.length - 1
+  const more = rest > 0 ? ` (and ${rest} more error${rest > 1 ? 's' : ''})` : ''
   return fail({ code: 'validation_failed', message: `${first}${more}`, errors })
 }
 

@@ -134,8 +134,10 @@ export function createPowerDnsProvider(options: PowerDnsOptions): DnsProvider {
         return { ok: false, failure: malformed(label, `${method} ${path} is not JSON`) }
       return { ok: true, body: parsed }
     }
-    const shown = typeof parsed === 'string' ? parsed.slice(0, 200) : parsed
-    const message = `PowerDNS ${method} ${path}: ${response.status} ${errorText(shown, '')}`.trim()
+    // An answer that is not JSON (a proxy's or another server's HTML page) is not repeated: the
+    // message is a sentence for the API's caller, not a page of markup.
+    const reason = json ? errorText(parsed, '') : 'an answer that is not JSON (is base_url the PowerDNS API?)'
+    const message = `PowerDNS ${method} ${path || '/'}: ${response.status} ${reason}`.trim()
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'), Date.now())
     const error = providerErrorForStatus(response.status, message, retryAfter)
     // PowerDNS reports a CNAME beside other data (RFC 2181 §10.1) as 422 "Conflicts with ...".

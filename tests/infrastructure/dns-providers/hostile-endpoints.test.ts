@@ -50,6 +50,19 @@ describe('PowerDNS', () => {
     expect(await unavailable(powerdns(server.origin).authenticate())).toContain('malformed')
   })
 
+  test('an error status with an HTML page says so in a sentence, without the page', async () => {
+    // Found by a conformance sweep: the API's 502 message carried the server's whole HTML page.
+    const page = '<!DOCTYPE HTML>\n<html><head><title>501 Not Implemented</title></head></html>'
+    const server = started(
+      serve(() => new Response(page, { status: 501, headers: { 'content-type': 'text/html' } })),
+    )
+    const result = await powerdns(server.origin).authenticate()
+    expect(result.ok).toBe(false)
+    const message = result.ok ? '' : result.failure.message
+    expect(message).toContain('501 an answer that is not JSON')
+    expect(message).not.toContain('<')
+  })
+
   test('zones and rrsets of the wrong shape are malformed answers', async () => {
     const wrong = started(
       serve((request) =>
