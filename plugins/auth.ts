@@ -9,7 +9,7 @@ import {
   type RateLimitPolicy,
 } from '../domain/rate-limits/fixed-window.ts'
 import { bearerToken, secretMatcher } from './bearer.ts'
-import { assertWellFormed } from './body-limit.ts'
+import { assertWellFormed, assertWithinLimit } from './body-limit.ts'
 import { clientIp } from './client-ip.ts'
 import { FailureError } from './failures.ts'
 import { requestFacts } from './request-context.ts'
@@ -103,6 +103,7 @@ export function authPlugin(deps: AuthDeps) {
       detail: { security: BEARER_SECURITY },
       async transform({ request, server, set, body }) {
         principals.set(request, await authenticate(deps, request, server, set, deps.now()))
+        assertWithinLimit(request)
         assertWellFormed(body)
       },
       resolve({ request }): { principal: Principal } {
@@ -136,10 +137,26 @@ export function authPlugin(deps: AuthDeps) {
         return { intake }
       },
     },
+    // The API's fallback for unknown routes and wrong methods (src/routes/api-fallback.ts): counted
+    // like any API request, so its 404 or 405 carries the limit headers too (docs/api.md,
+    // "Authentication and limits"). A request with an Authorization header is authenticated (a bad
+    // token is 401), one without is counted against its client address under the public limit.
+    anyCaller: {
+      async transform({ request, server, set }) {
+        const now = deps.now()
+        if (request.headers.has('authorization')) await authenticate(deps, request, server, set, now)
+        else {
+          const subject = limitSubject(deps, request, server)
+          applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now }))
+        }
+        assertWithinLimit(request)
+      },
+    },
     publicRateLimit: {
       async transform({ request, server, set, body }) {
         const subject = limitSubject(deps, request, server)
         applyDecision(set, await consume(deps, { policy: deps.policies.public, subject, now: deps.now() }))
+        assertWithinLimit(request)
         assertWellFormed(body)
       },
     },

@@ -55,6 +55,20 @@ export function assertWellFormed(body: unknown): void {
 
 const tooLarge = (limit: number) => new FailureError({ code: 'payload_too_large', limit })
 
+/**
+ * API requests whose Content-Length is over their route's limit, with that limit: refused once the
+ * caller is authenticated and counted (assertWithinLimit, called by every API macro in
+ * plugins/auth.ts), so the 413 comes after a 401 or 429 and carries the limit headers like every API
+ * answer (docs/api.md, "Input rules"). The body is never read: the parser stands in a marker.
+ */
+const oversize = new WeakMap<Request, number>()
+
+/** Throws the API's 413 for a request whose Content-Length is over its limit (see `oversize`). */
+export function assertWithinLimit(request: Request): void {
+  const limit = oversize.get(request)
+  if (limit !== undefined) throw tooLarge(limit)
+}
+
 /** Reads a body stream, refusing it as soon as it passes the limit (chunked bodies have no length). */
 export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array()
@@ -92,10 +106,16 @@ export function bodyLimit(limits: BodyLimits) {
     .onRequest(({ request }) => {
       const length = request.headers.get('content-length')
       if (length === null) return
-      const limit = limitFor(limits, new URL(request.url).pathname)
-      if (Number(length) > limit) throw tooLarge(limit)
+      const path = new URL(request.url).pathname
+      const limit = limitFor(limits, path)
+      if (!(Number(length) > limit)) return
+      // The dashboard's pages refuse at once; the API after authentication (see `oversize`).
+      if (!path.startsWith('/api/')) throw tooLarge(limit)
+      oversize.set(request, limit)
     })
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
+      const over = oversize.get(request)
+      if (over !== undefined) return tooLargeMarker(over)
       // Every body is read here, under its limit. Routes declare `parse: 'json'` for their OpenAPI
       // content type; this parser runs before theirs and answers for them.
       // A value (not undefined) stops Elysia's own parsers too, so the stream stays unread.

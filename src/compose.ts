@@ -39,6 +39,7 @@ import { dashboardRoutes } from './dashboard/routes.ts'
 import { unsubscribePages } from './dashboard/unsubscribe-pages.ts'
 import { boundedReadiness } from './readiness.ts'
 import { alertRoutes } from './routes/alerts.ts'
+import { API_FALLBACK_PATH, apiFallbackRoutes } from './routes/api-fallback.ts'
 import { dmarcRoutes } from './routes/dmarc.ts'
 import { dnsProviderRoutes } from './routes/dns-providers.ts'
 import { domainRoutes } from './routes/domains.ts'
@@ -247,6 +248,7 @@ export function buildApp(runtime: Runtime) {
     .use(metricsRoutes({ token: config.metricsToken, boss: runtime.boss, dns: runtime.dns }))
     .use(api)
     .use(embedPublicRoutes({ ...checks, embedKeys: s.embedKeys, auth, now }))
+    .use(apiFallbackRoutes({ auth }))
     .use(unsubscribePages({ tokens: s.unsubscribeTokens, now }))
     .use(
       dashboardRoutes({
@@ -272,7 +274,7 @@ export function buildApp(runtime: Runtime) {
         testEmail,
       }),
     )
-  routes.load(app.routes)
+  routes.load(app.routes.filter((route) => route.path !== API_FALLBACK_PATH))
   return app
 }
 

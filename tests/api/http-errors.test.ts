@@ -68,6 +68,15 @@ describe('request bodies', () => {
     expect(res.status).toBe(413)
     expect(res.body).toEqual({ error: 'payload_too_large', message: expect.any(String), limit: 2048 })
     expect(res.headers.get('x-request-id')).toBeTruthy()
+    // After authentication, like every input rule: counted, with the limit headers, and without a
+    // token a 401 (it was a 413 with no limit headers).
+    expect(res.headers.get('x-ratelimit-limit')).toBe('60')
+    const anonymous = await t.request('POST', '/api/v1/domains', {
+      body,
+      headers: { 'content-length': String(body.length) },
+    })
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.headers.get('x-ratelimit-limit')).toBe('100')
   })
 
   test('an oversize chunked body (no Content-Length) is refused with 413 while it is read', async () => {
@@ -114,7 +123,13 @@ describe('routes', () => {
       expect(res.status).toBe(404)
       expect(res.body.error).toBe('not_found')
       expect(res.headers.get('x-request-id')).toBeTruthy()
+      // Every API answer carries the limit headers, an unknown route's too (counted on the token).
+      expect(res.headers.get('x-ratelimit-limit')).toBe(path.startsWith('/api/') ? '60' : null)
     }
+    // Without a token, against the client's address; with a bad one, 401.
+    const anonymous = await t.request('GET', '/api/v1/nope', {})
+    expect([anonymous.status, anonymous.headers.get('x-ratelimit-limit')]).toEqual([404, '100'])
+    expect((await t.request('GET', '/api/v1/nope', { token: 'dw_unknown' })).status).toBe(401)
   })
 
   test('a wrong method is 405 with Allow', async () => {
@@ -122,6 +137,10 @@ describe('routes', () => {
     expect(res.status).toBe(405)
     expect(res.body.error).toBe('method_not_allowed')
     expect(res.headers.get('allow')).toBe('GET, HEAD, PATCH')
+    expect(res.headers.get('x-ratelimit-limit')).toBe('60')
+    const embed = await t.request('POST', '/api/embed/ek_unknown/scan?domain=example.com', {})
+    expect([embed.status, embed.headers.get('allow')]).toEqual([405, 'GET, HEAD, OPTIONS'])
+    expect(embed.headers.get('x-ratelimit-limit')).toBe('100')
   })
 
   test('X-Request-Id is echoed when sane and replaced when not', async () => {
