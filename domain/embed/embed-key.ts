@@ -1,5 +1,6 @@
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding'
 import { showsSomething } from '../shared/control-characters.ts'
+import type { Page, PageRequest } from '../shared/pagination.ts'
 import type { RandomBytes } from '../shared/random.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
 
@@ -16,6 +17,8 @@ export interface EmbedKey {
 
 export interface EmbedKeyStore {
   list(accountId: string): Promise<EmbedKey[]>
+  /** One page of the account's live keys, oldest first. */
+  page(accountId: string, page: PageRequest): Promise<Page<EmbedKey>>
   insert(accountId: string, key: Omit<EmbedKey, 'id' | 'createdAt'>): Promise<EmbedKey>
   /** Scoped by account; true when a live key was revoked. */
   revoke(accountId: string, id: string, at: Date): Promise<boolean>

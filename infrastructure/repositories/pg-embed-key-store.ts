@@ -1,5 +1,6 @@
-import { and, asc, eq, isNull } from 'drizzle-orm'
+import { and, asc, count, eq, isNull } from 'drizzle-orm'
 import type { EmbedKeyStore } from '../../domain/embed/embed-key.ts'
+import { offsetOf } from '../../domain/shared/pagination.ts'
 import type { Db } from '../db/database.ts'
 import { embedKeys } from '../db/schema/embed.ts'
 
@@ -21,6 +22,20 @@ export function pgEmbedKeyStore(db: Db): EmbedKeyStore {
         .from(embedKeys)
         .where(and(eq(embedKeys.accountId, accountId), isNull(embedKeys.revokedAt)))
         .orderBy(asc(embedKeys.createdAt))
+    },
+    async page(accountId, page) {
+      const where = and(eq(embedKeys.accountId, accountId), isNull(embedKeys.revokedAt))
+      const [rows, totals] = await Promise.all([
+        db
+          .select(columns)
+          .from(embedKeys)
+          .where(where)
+          .orderBy(asc(embedKeys.createdAt), asc(embedKeys.id))
+          .limit(page.perPage)
+          .offset(offsetOf(page)),
+        db.select({ total: count() }).from(embedKeys).where(where),
+      ])
+      return { items: rows, total: totals[0]?.total ?? 0 }
     },
     async insert(accountId, key) {
       const rows = await db

@@ -12,9 +12,9 @@ import { assessPosture } from '../../domain/posture/assess.ts'
 import { type CollectDeps, collectFindings } from '../../domain/posture/collect.ts'
 import type { Posture } from '../../domain/posture/posture.ts'
 import type { RandomBytes } from '../../domain/shared/random.ts'
-import { apiModels, authErrors } from '../../plugins/api-models.ts'
+import { apiModels, authErrors, PageMeta, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
-import { item } from '../../plugins/envelope.ts'
+import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { FailureError, unwrap } from '../../plugins/failures.ts'
 import { DomainText, IdText, Line } from '../../plugins/input-schemas.ts'
 import { IssueModel } from './posture.ts'
@@ -55,7 +55,7 @@ export function embedKeyRoutes(deps: {
     .model({
       EmbedKey: EmbedKeyModel,
       EmbedKeyItem: t.Object({ data: EmbedKeyModel }),
-      EmbedKeyList: t.Object({ data: t.Array(EmbedKeyModel) }),
+      EmbedKeyList: t.Object({ data: t.Array(EmbedKeyModel), meta: PageMeta }),
       EmbedKeyCreate: t.Object({
         name: Line({ maxLength: 100, examples: ['Marketing site'] }),
         allowed_origins: t.Array(Line({ maxLength: 2048 }), {
@@ -66,11 +66,14 @@ export function embedKeyRoutes(deps: {
     })
     .get(
       '',
-      async ({ principal }) => ({
-        data: (await deps.embedKeys.list(principal.accountId)).map((k) => presentKey(k, deps.publicUrl)),
-      }),
+      async ({ principal, query }) => {
+        const page = pageRequest(query)
+        const found = await deps.embedKeys.page(principal.accountId, page)
+        return list(found, page, (k) => presentKey(k, deps.publicUrl))
+      },
       {
         auth: true,
+        query: t.Object(PaginationQuery),
         response: { 200: 'EmbedKeyList', ...authErrors },
         detail: { summary: 'List embed keys' },
       },

@@ -302,6 +302,25 @@ describe('embed scanner', () => {
     expect((await t.request('DELETE', `/api/v1/embed-keys/${id}`, { token: owner.token })).status).toBe(404)
   })
 
+  test('the embed key list is paginated like every list', async () => {
+    // Found by a conformance sweep: the list had no meta, and page/per_page were ignored.
+    for (const name of ['Page one', 'Page two'])
+      await t.request('POST', '/api/v1/embed-keys', {
+        token: owner.token,
+        body: { name, allowed_origins: ['https://pages.example'] },
+      })
+    const all = await t.request('GET', '/api/v1/embed-keys', { token: owner.token })
+    const total = all.body.meta.total
+    expect(total).toBeGreaterThanOrEqual(2)
+    expect(all.body.data).toHaveLength(total)
+    const second = await t.request('GET', '/api/v1/embed-keys?page=2&per_page=1', { token: owner.token })
+    expect(second.status).toBe(200)
+    expect(second.body.meta).toEqual({ total, page: 2, per_page: 1, last_page: total })
+    expect(second.body.data).toEqual([all.body.data[1]])
+    for (const query of ['per_page=999', 'page=-4', 'page=0'])
+      expect((await t.request('GET', `/api/v1/embed-keys?${query}`, { token: owner.token })).status).toBe(400)
+  })
+
   test('embed keys need real origins', async () => {
     // A path, a wildcard (origins are matched exactly) and port 0 are nothing a browser sends.
     for (const origin of ['https://site.example/path', 'https://*.site.example', 'https://site.example:0']) {
