@@ -17,6 +17,7 @@ import {
 // episode and its created/resolved events pair up.
 
 export interface OpenAlert {
+  /** The row's key (internal); the API, webhooks and mails name an alert by its `number`. */
   alertId: string
   /** null for account-wide alerts (webhook delivery, ingest quarantine). */
   domain: string | null
@@ -112,7 +113,8 @@ export function resolveByUser(
 
 /** `alert.created`: data exactly `{alert_id, domain, severity, title}` (docs/alerts.md). */
 export function alertCreatedEvent(alert: {
-  alertId: string
+  /** The alert's public id (`alert_id`: an integer, docs/alerts.md). */
+  number: number
   domain: string | null
   severity: AlertSeverity
   title: string
@@ -120,7 +122,7 @@ export function alertCreatedEvent(alert: {
 }): DomainEvent {
   return {
     type: 'alert.created',
-    data: { alert_id: alert.alertId, domain: alert.domain, severity: alert.severity, title: alert.title },
+    data: { alert_id: alert.number, domain: alert.domain, severity: alert.severity, title: alert.title },
     occurredAt: alert.createdAt,
   }
 }
@@ -131,7 +133,7 @@ export function alertCreatedEvent(alert: {
  * resolved_at, reason}`, reason `condition_cleared` or `user`.
  */
 export function alertResolvedEvent(alert: {
-  alertId: string
+  number: number
   domain: string | null
   severity: AlertSeverity
   title: string
@@ -141,7 +143,7 @@ export function alertResolvedEvent(alert: {
   return {
     type: 'alert.resolved',
     data: {
-      alert_id: alert.alertId,
+      alert_id: alert.number,
       domain: alert.domain,
       severity: alert.severity,
       title: alert.title,

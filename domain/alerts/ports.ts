@@ -18,6 +18,8 @@ import type {
 
 /** An alert as the API shows it: the open alert's fields, and where it stands. */
 export interface StoredAlert extends Omit<OpenAlert, 'details'> {
+  /** The public id, `alert_id` (an integer, numbered across accounts; reads are scoped by account). */
+  number: number
   details: Record<string, unknown>
   status: 'open' | 'resolved'
   resolution: ResolveReason | null
@@ -46,15 +48,15 @@ export interface AppliedPlan {
 }
 
 export interface AlertStore {
-  /** null for an unknown alert, another account's, or an id that is not one. */
-  get(accountId: string, alertId: string): Promise<StoredAlert | null>
+  /** By its public number; null for an unknown alert or another account's. */
+  get(accountId: string, number: number): Promise<StoredAlert | null>
   /** The open alerts of one domain (or the account-wide ones for null), as reconcile takes them. */
   openAlerts(accountId: string, domainId: number | null): Promise<OpenAlert[]>
   /** Applies a reconcile plan in one transaction with its events. */
   applyPlan(accountId: string, domainId: number | null, plan: ReconcilePlan, now: Date): Promise<AppliedPlan>
   list(accountId: string, filters: AlertFilters, page: PageRequest): Promise<Page<StoredAlert>>
   /** Resolves by the user (sending `alert.resolved`); an alert already resolved comes back unchanged. */
-  resolve(accountId: string, alertId: string, now: Date): Promise<StoredAlert | null>
+  resolve(accountId: string, number: number, now: Date): Promise<StoredAlert | null>
 }
 
 export interface DomainRef {

@@ -9,15 +9,15 @@ const found = (alert: StoredAlert | null): Result<StoredAlert> =>
 
 export async function getAlert(
   deps: { alerts: Pick<AlertStore, 'get'> },
-  input: { accountId: string; alertId: string },
+  input: { accountId: string; number: number },
 ): Promise<Result<StoredAlert>> {
-  return found(await deps.alerts.get(input.accountId, input.alertId))
+  return found(await deps.alerts.get(input.accountId, input.number))
 }
 
 /** Resolves by the user; an alert already resolved comes back unchanged and sends nothing. */
 export async function resolveAlert(
   deps: { alerts: Pick<AlertStore, 'resolve'>; now: () => Date },
-  input: { accountId: string; alertId: string },
+  input: { accountId: string; number: number },
 ): Promise<Result<StoredAlert>> {
-  return found(await deps.alerts.resolve(input.accountId, input.alertId, deps.now()))
+  return found(await deps.alerts.resolve(input.accountId, input.number, deps.now()))
 }

@@ -43,7 +43,7 @@ export function alertMailSubject(items: readonly PendingAlertMail[]): string {
 
 /** The burst's mail; `publicUrl` is where the dashboard is (PUBLIC_URL). */
 export function renderAlertMail(items: readonly PendingAlertMail[], publicUrl: string): RenderedMail {
-  const link = (alert: StoredAlert) => `${publicUrl}/alerts/${alert.alertId}`
+  const link = (alert: StoredAlert) => `${publicUrl}/alerts/${alert.number}`
   const texts: string[] = []
   const blocks: string[] = []
   for (const item of items) {

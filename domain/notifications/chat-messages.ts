@@ -41,7 +41,9 @@ export function alertNotice(
   dashboardUrl: string,
 ): ChatNotice {
   const severity = typeof data.severity === 'string' && isSeverity(data.severity) ? data.severity : null
-  const alertId = typeof data.alert_id === 'string' ? data.alert_id : ''
+  // An integer since alert numbers (docs/alerts.md); an event queued before them holds the uuid.
+  const alertId =
+    typeof data.alert_id === 'number' || typeof data.alert_id === 'string' ? String(data.alert_id) : ''
   return {
     event,
     severity,

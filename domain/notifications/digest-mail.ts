@@ -138,7 +138,7 @@ ${
         ['Severity', 'Alert'],
         d.openAlerts.map((a) => [
           h(a.severity),
-          `<a href="${h(`${publicUrl}/alerts/${a.alertId}`)}">${h(a.title)}</a>${a.domain ? ` (${h(a.domain)})` : ''}`,
+          `<a href="${h(`${publicUrl}/alerts/${a.number}`)}">${h(a.title)}</a>${a.domain ? ` (${h(a.domain)})` : ''}`,
         ]),
       )
 }

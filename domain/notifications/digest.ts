@@ -60,7 +60,7 @@ export interface Digest {
   daily: { day: string; pass: number; fail: number }[]
   failingSources: { ip: string; ptr: string | null; failing: number }[]
   newSources: { domain: string; ip: string; ptr: string | null; messages: number; firstSeen: string }[]
-  openAlerts: { severity: string; title: string; domain: string | null; alertId: string }[]
+  openAlerts: { severity: string; title: string; domain: string | null; number: number }[]
   openAlertCount: number
   domains: DigestDomain[]
   /** Domains without a single report in the period. */
@@ -149,7 +149,7 @@ export async function buildDigest(
       severity: a.severity,
       title: a.title,
       domain: a.domain,
-      alertId: a.alertId,
+      number: a.number,
     })),
     openAlertCount: open.total,
     domains,

@@ -21,6 +21,7 @@ import { appendEvent } from './pg-event-outbox.ts'
 
 const columns = {
   alertId: alerts.id,
+  number: alerts.number,
   domain: domains.name,
   type: alerts.type,
   subject: alerts.subject,
@@ -53,14 +54,12 @@ export function pgAlertStore(db: Db): AlertStore {
     return rows[0]?.name
   }
 
-  async function get(accountId: string, alertId: string, tx: Db = db): Promise<StoredAlert | null> {
-    // Not a uuid: no such alert, rather than a database error on the cast.
-    if (!UUID.test(alertId)) return null
+  async function get(accountId: string, number: number, tx: Db = db): Promise<StoredAlert | null> {
     const rows = await tx
       .select(columns)
       .from(alerts)
       .leftJoin(domains, domainJoin)
-      .where(and(eq(alerts.accountId, accountId), eq(alerts.id, alertId.toLowerCase())))
+      .where(and(eq(alerts.accountId, accountId), eq(alerts.number, number)))
     return rows[0] === undefined ? null : toAlert(rows[0])
   }
 
@@ -100,7 +99,7 @@ export function pgAlertStore(db: Db): AlertStore {
             .update(alerts)
             .set({ status: 'resolved', resolution: reason, resolvedAt, updatedAt: now })
             .where(and(eq(alerts.accountId, accountId), eq(alerts.id, alertId), eq(alerts.status, 'open')))
-            .returning({ severity: alerts.severity, title: alerts.title })
+            .returning({ number: alerts.number, severity: alerts.severity, title: alerts.title })
           const row = rows[0]
           if (row === undefined) continue
           applied.resolved += 1
@@ -108,7 +107,14 @@ export function pgAlertStore(db: Db): AlertStore {
           await appendEvent(
             tx,
             accountId,
-            alertResolvedEvent({ alertId, domain, severity, title: row.title, resolvedAt, reason }),
+            alertResolvedEvent({
+              number: row.number,
+              domain,
+              severity,
+              title: row.title,
+              resolvedAt,
+              reason,
+            }),
           )
         }
         for (const { alertId, candidate } of plan.update) {
@@ -129,14 +135,14 @@ export function pgAlertStore(db: Db): AlertStore {
             .insert(alerts)
             .values(insertValues(accountId, domainId, candidate, now))
             .onConflictDoNothing()
-            .returning({ id: alerts.id })
+            .returning({ number: alerts.number })
           const row = rows[0]
           if (row === undefined) continue
           applied.created += 1
           await appendEvent(
             tx,
             accountId,
-            alertCreatedEvent({ alertId: row.id, domain, ...candidate, createdAt: now }),
+            alertCreatedEvent({ number: row.number, domain, ...candidate, createdAt: now }),
           )
         }
       })
@@ -175,15 +181,13 @@ export function pgAlertStore(db: Db): AlertStore {
      * resolved comes back unchanged and sends no second `alert.resolved` (docs/alerts.md); the row
      * lock makes two concurrent calls send one event.
      */
-    async resolve(accountId: string, alertId: string, now: Date): Promise<StoredAlert | null> {
-      if (!UUID.test(alertId)) return null
-      const id = alertId.toLowerCase()
+    async resolve(accountId: string, number: number, now: Date): Promise<StoredAlert | null> {
       return db.transaction(async (transaction) => {
         const tx = transaction as unknown as Db
         const locked = await tx
           .select({ status: alerts.status })
           .from(alerts)
-          .where(and(eq(alerts.accountId, accountId), eq(alerts.id, id)))
+          .where(and(eq(alerts.accountId, accountId), eq(alerts.number, number)))
           .for('update')
         const row = locked[0]
         if (row === undefined) return null
@@ -197,9 +201,9 @@ export function pgAlertStore(db: Db): AlertStore {
               resolvedAt: resolution.resolvedAt,
               updatedAt: now,
             })
-            .where(and(eq(alerts.accountId, accountId), eq(alerts.id, id)))
+            .where(and(eq(alerts.accountId, accountId), eq(alerts.number, number)))
         }
-        const alert = await get(accountId, id, tx)
+        const alert = await get(accountId, number, tx)
         if (resolution !== null && alert !== null)
           await appendEvent(tx, accountId, alertResolvedEvent({ ...alert, ...resolution }))
         return alert
@@ -207,8 +211,6 @@ export function pgAlertStore(db: Db): AlertStore {
     },
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function insertValues(accountId: string, domainId: number | null, candidate: AlertCandidate, now: Date) {
   return {

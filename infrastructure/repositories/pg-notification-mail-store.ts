@@ -113,6 +113,7 @@ export function pgAlertMailQueue(db: Db, boss: PgBoss): AlertMailQueue {
             queueId: alertMailQueue.id,
             change: alertMailQueue.change,
             alertId: alerts.id,
+            number: alerts.number,
             domain: domains.name,
             type: alerts.type,
             subject: alerts.subject,
@@ -198,18 +199,22 @@ export async function queueAlertMails(
 ): Promise<void> {
   const changes = taken.flatMap((event) => {
     const alertId = (event.data as { alert_id?: unknown } | null)?.alert_id
-    if (typeof alertId !== 'string') return []
+    // The alert's number; an event written before alerts had numbers holds its uuid.
+    const number = Number.isSafeInteger(alertId) ? (alertId as number) : null
+    const uuid = typeof alertId === 'string' && UUID.test(alertId) ? alertId : null
+    if (number === null && uuid === null) return []
     if (event.type !== 'alert.created' && event.type !== 'alert.resolved') return []
     const change = event.type === 'alert.created' ? 'created' : 'resolved'
-    return [{ account_id: event.accountId, alert_id: alertId, change }]
+    return [{ account_id: event.accountId, alert_number: number, alert_uuid: uuid, change }]
   })
   if (changes.length === 0) return
   // An alert deleted with its domain since its event has nothing to mail.
   const rows = rowsOf<{ account_id: string }>(
     await tx.execute(sql`insert into alert_mail_queue (account_id, alert_id, change, queued_at)
       select a.account_id, a.id, c.change, ${now.toISOString()}::timestamptz
-      from jsonb_to_recordset(${JSON.stringify(changes)}::jsonb) as c(account_id uuid, alert_id uuid, change text)
-      join alerts a on a.id = c.alert_id and a.account_id = c.account_id
+      from jsonb_to_recordset(${JSON.stringify(changes)}::jsonb)
+        as c(account_id uuid, alert_number bigint, alert_uuid uuid, change text)
+      join alerts a on (a.number = c.alert_number or a.id = c.alert_uuid) and a.account_id = c.account_id
       on conflict do nothing
       returning account_id`),
   )
@@ -242,3 +247,5 @@ export async function pruneNotificationMail(db: Db): Promise<void> {
   await db.execute(sql`delete from alert_mail_queue where mailed_at < now() - interval '30 days'`)
   await db.execute(sql`delete from digest_runs where local_date < current_date - 60`)
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

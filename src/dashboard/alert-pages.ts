@@ -13,6 +13,7 @@ import {
 } from './alert-views.ts'
 import { noteAccount, param, viewerOf } from './guards.ts'
 import { htmlResponse, messagePage, redirectTo } from './layout.ts'
+import { idOf } from './report-query.ts'
 import type { DashboardServices } from './services.ts'
 
 // /alerts (filters: status, severity, domain; 50 a page), /alerts/{id} and its resolve button,
@@ -76,7 +77,8 @@ export function alertPages(s: DashboardServices, sessions: ReturnType<typeof ses
       '/alerts/:id',
       async ({ session, params, query, request }) => {
         noteAccount(request, session)
-        const alert = await s.alerts.get(session.accountId, param(params.id))
+        const number = idOf(param(params.id))
+        const alert = number === null ? null : await s.alerts.get(session.accountId, number)
         if (alert === null) return notFound(session)
         const notice = (query as Record<string, string>).resolved === '1' ? 'The alert is resolved.' : null
         return htmlResponse(alertDetailView({ viewer: viewerOf(session), alert, notice }))
@@ -87,9 +89,10 @@ export function alertPages(s: DashboardServices, sessions: ReturnType<typeof ses
       '/alerts/:id/resolve',
       async ({ session, params, request }) => {
         noteAccount(request, session)
-        const alert = await s.alerts.resolve(session.accountId, param(params.id), s.now())
+        const number = idOf(param(params.id))
+        const alert = number === null ? null : await s.alerts.resolve(session.accountId, number, s.now())
         if (alert === null) return notFound(session)
-        return redirectTo(`/alerts/${alert.alertId}?resolved=1`)
+        return redirectTo(`/alerts/${alert.number}?resolved=1`)
       },
       { session: true, csrf: true },
     )

@@ -55,7 +55,7 @@ export function alertListView(input: {
   const rows = input.alerts.map(
     (alert) => html`<tr>
 <td>${badge(alert.severity)}</td>
-<th scope="row"><a href="/alerts/${alert.alertId}">${alert.title}</a></th>
+<th scope="row"><a href="/alerts/${alert.number}">${alert.title}</a></th>
 <td>${alert.domain === null ? html`<span class="muted">account</span>` : html`<a href="/domains/${alert.domain}">${alert.domain}</a>`}</td>
 <td>${badge(alert.status === 'open' ? 'warning' : 'ok', alert.status)}</td>
 <td>${time(alert.createdAt)}</td>
@@ -118,7 +118,7 @@ ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` :
 </dl>
 ${
   alert.status === 'open'
-    ? html`<form method="post" action="/alerts/${alert.alertId}/resolve" class="actions" data-confirm="Resolve this alert?">${csrfField(viewer.csrfToken)}<button type="submit">Resolve</button></form>`
+    ? html`<form method="post" action="/alerts/${alert.number}/resolve" class="actions" data-confirm="Resolve this alert?">${csrfField(viewer.csrfToken)}<button type="submit">Resolve</button></form>`
     : ''
 }
 </section>

@@ -15,7 +15,7 @@ import { snakeCaseKeys } from './source-models.ts'
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const
 
 export const AlertModel = t.Object({
-  alert_id: t.String({ format: 'uuid' }),
+  alert_id: t.Integer({ minimum: 1, description: 'The alert’s id, an integer' }),
   domain: t.Nullable(
     t.String({ description: 'null for account-wide alerts (webhook delivery, ingest quarantine)' }),
   ),
@@ -85,7 +85,7 @@ export const AlertListQuery = t.Object({
 
 export function presentAlert(alert: StoredAlert) {
   return {
-    alert_id: alert.alertId,
+    alert_id: alert.number,
     domain: alert.domain,
     type: alert.type,
     subject: alert.subject,

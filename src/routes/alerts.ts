@@ -5,7 +5,7 @@ import { apiModels, authErrors } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, list, pageRequest } from '../../plugins/envelope.ts'
 import { unwrap } from '../../plugins/failures.ts'
-import { IdText } from '../../plugins/input-schemas.ts'
+import { RowId } from '../../plugins/input-schemas.ts'
 import { AlertListQuery, alertFilters, alertModels, presentAlert } from './alert-models.ts'
 
 // Alerts API (issue #6, docs/api.md, docs/alerts.md): `{base_url}/alerts...` and, because the seed spells
@@ -18,7 +18,7 @@ export interface AlertRouteDeps {
   now: () => Date
 }
 
-const AlertParams = t.Object({ alert: IdText({ description: 'The alert_id' }) })
+const AlertParams = t.Object({ alert: RowId({ description: 'The alert_id' }) })
 
 function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
   const deprecated = prefix !== '/alerts'
@@ -55,7 +55,7 @@ function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
       async ({ principal, params }) =>
         item(
           presentAlert(
-            unwrap(await getAlert(deps, { accountId: principal.accountId, alertId: params.alert })),
+            unwrap(await getAlert(deps, { accountId: principal.accountId, number: params.alert })),
           ),
         ),
       {
@@ -70,7 +70,7 @@ function alertGroup(deps: AlertRouteDeps, prefix: '/alerts' | '/v1/alerts') {
       async ({ principal, params }) =>
         item(
           presentAlert(
-            unwrap(await resolveAlert(deps, { accountId: principal.accountId, alertId: params.alert })),
+            unwrap(await resolveAlert(deps, { accountId: principal.accountId, number: params.alert })),
           ),
         ),
       {

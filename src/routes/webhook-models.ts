@@ -43,7 +43,7 @@ const EventDataModel = t.Union(
   [
     t.Object(
       {
-        alert_id: t.String({ format: 'uuid' }),
+        alert_id: t.Integer({ minimum: 1 }),
         domain: nullableText,
         severity: t.String(),
         title: t.String(),
@@ -54,7 +54,7 @@ const EventDataModel = t.Union(
     ),
     t.Object(
       {
-        alert_id: t.String({ format: 'uuid' }),
+        alert_id: t.Integer({ minimum: 1 }),
         domain: nullableText,
         severity: t.String(),
         title: t.String(),

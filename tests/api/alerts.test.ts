@@ -27,7 +27,7 @@ let dns: DnsTestServer
 let t: TestApp
 let owner: TestAccount
 let stranger: TestAccount
-const seeded: Record<string, string> = {}
+const seeded: Record<string, number> = {}
 
 const db = () => t.db.database.db
 const dataOf = (event: { data: unknown }) => event.data as Record<string, unknown>
@@ -51,12 +51,12 @@ const candidate = (type: AlertType, severity: AlertCandidate['severity'], subjec
 })
 
 /** Opens an alert at a given time, as an evaluation would. */
-async function seed(name: string | null, c: AlertCandidate, iso: string): Promise<string> {
+async function seed(name: string | null, c: AlertCandidate, iso: string): Promise<number> {
   const store = pgAlertStore(db())
   const id = name === null ? null : await domainId(owner.accountId, name)
   await store.applyPlan(owner.accountId, id, { create: [c], update: [], resolve: [] }, new Date(iso))
-  const open = await store.openAlerts(owner.accountId, id)
-  return open.find((a) => a.type === c.type && a.subject === c.subject)!.alertId
+  const listed = await store.list(owner.accountId, { status: 'open' }, { page: 1, perPage: 100 })
+  return listed.items.find((a) => a.type === c.type && a.subject === c.subject)!.number
 }
 
 beforeAll(async () => {
@@ -197,8 +197,7 @@ describe('GET /alerts/{alert} and POST /alerts/{alert}/resolve', () => {
     expect(res.body.data).toMatchObject({ alert_id: seeded.spf, domain: 'other.example', status: 'open' })
     for (const [path, token] of [
       [`/alerts/${seeded.spf}`, stranger.token],
-      ['/alerts/00000000-0000-4000-8000-000000000000', owner.token],
-      ['/alerts/not-an-id', owner.token],
+      ['/alerts/999999999', owner.token],
       [`/alerts/${seeded.spf}/resolve`, stranger.token],
     ] as const) {
       const answer = path.endsWith('/resolve') ? await post(path, token) : await get(path, token)
@@ -206,6 +205,13 @@ describe('GET /alerts/{alert} and POST /alerts/{alert}/resolve', () => {
       expect(answer.body).toEqual({ error: 'not_found', message: 'No such alert in your account.' })
     }
     expect((await get(`/alerts/${seeded.spf}`)).body.data.status).toBe('open')
+    // alert_id is an integer (docs/alerts.md): anything else in its place is a 400 on `alert`.
+    expect(Number.isSafeInteger(seeded.spf)).toBe(true)
+    for (const path of ['/alerts/not-an-id', '/alerts/00000000-0000-4000-8000-000000000000', '/alerts/0']) {
+      const answer = await get(path)
+      expect(answer.status, path).toBe(400)
+      expect(Object.keys(answer.body.errors)).toEqual(['alert'])
+    }
   })
 
   test('resolves once; resolving again answers 200 unchanged and sends no second event', async () => {
@@ -243,7 +249,7 @@ describe('since and until over the years 0001-9999', () => {
   // An account of its own, with alerts at both ends of what PostgreSQL and toISOString share, and
   // one in a year below 100, which Date.UTC would have read as 19xx.
   let edges: TestAccount
-  const at: Record<string, string> = {}
+  const at: Record<string, number> = {}
   const ids = async (query: string) => {
     const res = await get(`/alerts?${query}`, edges.token)
     expect(res.status, query).toBe(200)
@@ -267,8 +273,8 @@ describe('since and until over the years 0001-9999', () => {
       await store.applyPlan(edges.accountId, null, plan, new Date(iso))
     }
     // Read as PostgreSQL holds them: the API's own reading of created_at is not under test here.
-    const stored = rowsOf<{ subject: string; id: string; created: string }>(
-      await db().execute(sql`select subject, id::text, to_char(created_at at time zone 'UTC',
+    const stored = rowsOf<{ subject: string; id: number; created: string }>(
+      await db().execute(sql`select subject, number::int as id, to_char(created_at at time zone 'UTC',
           'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created from alerts where account_id = ${edges.accountId}`),
     )
     for (const row of stored) at[row.subject] = row.id

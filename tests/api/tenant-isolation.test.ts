@@ -13,7 +13,7 @@ let owner: TestAccount
 let stranger: TestAccount
 let orgId: number
 let embedKeyId: string
-let alertId: string
+let alertId: number
 let deliveryId: string
 let connectionId: string
 let ownerKey: string
@@ -595,7 +595,7 @@ beforeAll(async () => {
     },
     new Date(),
   )
-  alertId = (await alerts.openAlerts(owner.accountId, null))[0]!.alertId
+  alertId = (await alerts.list(owner.accountId, {}, { page: 1, perPage: 1 })).items[0]!.number
   // The owner has a webhook and one delivery (a test ping) for the stranger to reach for.
   await t.request('PUT', '/api/v1/webhooks', {
     token: owner.token,

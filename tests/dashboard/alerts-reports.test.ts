@@ -16,8 +16,8 @@ let t: TestApp
 let client: FormClient
 let other: FormClient
 let accountId: string
-let otherAlertId: string
-const alertIds: Record<string, string> = {}
+let otherAlertId: number
+const alertIds: Record<string, number> = {}
 
 const suffix = Math.random().toString(36).slice(2, 8)
 
@@ -108,7 +108,7 @@ beforeAll(async () => {
     now,
   )
   for (const alert of (await store.list(accountId, {}, { page: 1, perPage: 100 })).items)
-    alertIds[alert.type] = alert.alertId
+    alertIds[alert.type] = alert.number
   await store.applyPlan(
     otherAccount,
     null,
@@ -119,7 +119,7 @@ beforeAll(async () => {
     },
     now,
   )
-  otherAlertId = (await store.list(otherAccount, {}, { page: 1, perPage: 10 })).items[0]!.alertId
+  otherAlertId = (await store.list(otherAccount, {}, { page: 1, perPage: 10 })).items[0]!.number
 
   // Report figures: two days of totals, a failing source, one report.
   const db = t.db.database.db
@@ -237,7 +237,7 @@ describe('alerts', () => {
   })
 
   test("another account's alert, or a malformed id, is a 404 page", async () => {
-    for (const id of [otherAlertId, 'not-a-uuid']) {
+    for (const id of [otherAlertId, 'not-a-number']) {
       const page = await client.get(`/alerts/${id}`)
       expect(page.status).toBe(404)
       expect(page.html).toContain('Alert not found')

@@ -10,6 +10,13 @@ export const alerts = pgTable(
   'alerts',
   {
     id: uuid().primaryKey().defaultRandom(),
+    /**
+     * The alert's public id (`alert_id` in the API, webhooks, mails and dashboard addresses): an
+     * integer, as the API this service was commissioned from gives it (docs/alerts.md). Numbered
+     * across accounts; every read is scoped to the account, so a number of another account's
+     * alert answers as a missing one. `id` stays the key that other tables reference.
+     */
+    number: bigint({ mode: 'number' }).generatedAlwaysAsIdentity().notNull().unique(),
     accountId: uuid()
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),

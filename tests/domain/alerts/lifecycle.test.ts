@@ -175,7 +175,7 @@ describe('scopes', () => {
 describe('events', () => {
   test('alert.created carries exactly alert_id, domain, severity and title', () => {
     const event = alertCreatedEvent({
-      alertId: 'a1',
+      number: 41,
       domain: 'example.com',
       severity: 'high',
       title: 'No SPF record for example.com',
@@ -184,7 +184,7 @@ describe('events', () => {
     expect(event).toEqual({
       type: 'alert.created',
       data: {
-        alert_id: 'a1',
+        alert_id: 41,
         domain: 'example.com',
         severity: 'high',
         title: 'No SPF record for example.com',
@@ -196,7 +196,7 @@ describe('events', () => {
 
   test('alert.resolved adds resolved_at and the reason', () => {
     const event = alertResolvedEvent({
-      alertId: 'a1',
+      number: 41,
       domain: null,
       severity: 'high',
       title: 'Webhook deliveries are failing: 1 event not delivered',
@@ -206,7 +206,7 @@ describe('events', () => {
     expect(event).toEqual({
       type: 'alert.resolved',
       data: {
-        alert_id: 'a1',
+        alert_id: 41,
         domain: null,
         severity: 'high',
         title: 'Webhook deliveries are failing: 1 event not delivered',

@@ -16,6 +16,7 @@ const pending: PendingAlertMail[] = [
     change: 'created',
     alert: {
       alertId: '00000000-0000-4000-8000-000000000001',
+      number: 1,
       domain: null,
       type: 'dmarc_missing',
       subject: '',

@@ -111,7 +111,7 @@ describe('posture and change rules', () => {
 
   test('what the user resolved stays resolved until a newer check', async () => {
     for (const type of ['spf_missing', 'dns_record_removed'])
-      await store().resolve(owner, (await rows(type))[0]!.id, new Date(T0 + 2 * HOUR + 20 * 60_000))
+      await store().resolve(owner, (await rows(type))[0]!.number, new Date(T0 + 2 * HOUR + 20 * 60_000))
     clock.now = new Date(T0 + 2 * HOUR + 30 * 60_000)
     expect(await evaluatePosture(deps, { accountId: owner, domainId })).toEqual(NONE)
 

@@ -161,7 +161,7 @@ describe('operations rules', () => {
       'condition_cleared',
     ])
     const created = (await eventsOf(db(), owner)).filter(
-      (e) => e.type === 'alert.created' && (e.data as any).alert_id === quarantine!.id,
+      (e) => e.type === 'alert.created' && (e.data as any).alert_id === quarantine!.number,
     )
     expect((created[0]!.data as any).domain).toBeNull()
   })
@@ -189,7 +189,7 @@ describe('operations rules', () => {
     found = await rows('failure_report_received', reportsId)
     expect(found.map((r) => r.title)).toEqual(['3 failure reports received for reports.example'])
 
-    await store().resolve(owner, found[0]!.id, new Date('2026-05-21T09:50:00Z'))
+    await store().resolve(owner, found[0]!.number, new Date('2026-05-21T09:50:00Z'))
     clock.now = new Date('2026-05-21T10:00:00Z')
     expect(await evaluateAccount(deps, owner)).toEqual(NONE)
     await db().insert(forensicReports).values(report(4, '2026-05-21T10:05:00Z'))
@@ -249,7 +249,7 @@ describe('what the evaluations read back', () => {
     expect(await latest(owner, domainId, 'resolved')).toBeNull()
 
     const [spf] = await rows('dns_record_changed', domainId)
-    await store().resolve(owner, spf!.id, new Date('2026-05-22T11:00:00Z'))
+    await store().resolve(owner, spf!.number, new Date('2026-05-22T11:00:00Z'))
     const resolved = (since: string, id = domainId) =>
       facts.userResolvedSince(owner, id, ['dns_record_changed'], new Date(since))
     expect(await resolved('2026-05-22T11:00:00Z')).toEqual([{ type: 'dns_record_changed', subject: 'spf' }])

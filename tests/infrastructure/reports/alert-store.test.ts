@@ -10,6 +10,10 @@ import { pgAlertStore } from '../../../infrastructure/repositories/pg-alert-stor
 import { eventsOf } from '../../../infrastructure/repositories/pg-event-outbox.ts'
 import { createTestDatabase, type TestDatabase } from '../../support/test-db.ts'
 
+/** An alert's public number, from its row key. */
+const numberOf = async (id: string) =>
+  (await db().select({ number: alerts.number }).from(alerts).where(eq(alerts.id, id)))[0]!.number
+
 // The alert store on PostgreSQL and PGlite: plans applied with their outbox events in one
 // transaction, one open alert per key under concurrency, user resolution without a second event,
 // list filters and pages, and every query scoped by account.
@@ -97,7 +101,7 @@ describe('applyPlan', () => {
     const created = await eventsOfType(owner, 'alert.created')
     expect(created).toHaveLength(1)
     expect(created[0]!.data).toEqual({
-      alert_id: open[0]!.alertId,
+      alert_id: await numberOf(open[0]!.alertId),
       domain: 'one.example',
       severity: 'high',
       title: 'spf_missing',
@@ -115,7 +119,7 @@ describe('applyPlan', () => {
     expect(plan.update).toHaveLength(1)
     const before = await eventsOf(db(), owner)
     expect(await store.applyPlan(owner, one, plan, now)).toEqual({ created: 0, updated: 1, resolved: 0 })
-    const alert = await store.get(owner, plan.update[0]!.alertId)
+    const alert = await store.get(owner, await numberOf(plan.update[0]!.alertId))
     expect(alert).toMatchObject({ severity: 'critical', title: 'worse', status: 'open', updatedAt: now })
     expect(alert!.createdAt).toEqual(at('2026-04-01T10:00:00Z'))
     expect(await eventsOf(db(), owner)).toHaveLength(before.length)
@@ -126,12 +130,12 @@ describe('applyPlan', () => {
     const plan = await planFor(owner, one, 'one.example', [], ['spf_missing'], now)
     expect(plan.resolve).toHaveLength(1)
     expect(await store.applyPlan(owner, one, plan, now)).toEqual({ created: 0, updated: 0, resolved: 1 })
-    const alert = await store.get(owner, plan.resolve[0]!.alertId)
+    const alert = await store.get(owner, await numberOf(plan.resolve[0]!.alertId))
     expect(alert).toMatchObject({ status: 'resolved', resolution: 'condition_cleared', resolvedAt: now })
     const resolved = await eventsOfType(owner, 'alert.resolved')
     expect(resolved.map((e) => e.data)).toEqual([
       {
-        alert_id: alert!.alertId,
+        alert_id: alert!.number,
         domain: 'one.example',
         severity: 'critical',
         title: 'worse',
@@ -176,9 +180,8 @@ describe('applyPlan', () => {
     const open = await store.openAlerts(owner, null)
     expect(open).toHaveLength(1)
     expect(open[0]!.domain).toBeNull()
-    const created = (await eventsOfType(owner, 'alert.created')).filter(
-      (e) => e.data.alert_id === open[0]!.alertId,
-    )
+    const number = await numberOf(open[0]!.alertId)
+    const created = (await eventsOfType(owner, 'alert.created')).filter((e) => e.data.alert_id === number)
     expect(created.map((e) => e.data.domain)).toEqual([null])
     // The domain's own alerts are not the account's.
     expect((await store.openAlerts(owner, two)).map((a) => a.type)).toEqual(['dkim_missing'])
@@ -221,7 +224,7 @@ describe('applyPlan', () => {
 describe('resolve (by the user)', () => {
   test('resolves once: a second call returns it unchanged and sends no second event', async () => {
     const open = await store.openAlerts(owner, two)
-    const id = open[0]!.alertId
+    const id = await numberOf(open[0]!.alertId)
     const now = at('2026-04-04T10:00:00Z')
     const first = await store.resolve(owner, id, now)
     expect(first).toMatchObject({ status: 'resolved', resolution: 'user', resolvedAt: now })
@@ -234,15 +237,11 @@ describe('resolve (by the user)', () => {
 
   test('concurrent resolutions send one event', async () => {
     const [alert] = await store.openAlerts(owner, null)
+    const number = await numberOf(alert!.alertId)
     const now = at('2026-04-04T11:00:00Z')
-    const results = await Promise.all([
-      store.resolve(owner, alert!.alertId, now),
-      store.resolve(owner, alert!.alertId, now),
-    ])
+    const results = await Promise.all([store.resolve(owner, number, now), store.resolve(owner, number, now)])
     expect(results.map((r) => r?.status)).toEqual(['resolved', 'resolved'])
-    const resolved = (await eventsOfType(owner, 'alert.resolved')).filter(
-      (e) => e.data.alert_id === alert!.alertId,
-    )
+    const resolved = (await eventsOfType(owner, 'alert.resolved')).filter((e) => e.data.alert_id === number)
     expect(resolved).toHaveLength(1)
   })
 
@@ -262,13 +261,14 @@ describe('resolve (by the user)', () => {
     expect(rows.map((r) => r.status).sort()).toEqual(['open', 'resolved'])
   })
 
-  test("unknown ids, malformed ids and another account's alerts are null", async () => {
+  test("unknown numbers and another account's alerts are null", async () => {
     const [alert] = await store.openAlerts(owner, two)
-    expect(await store.get(stranger, alert!.alertId)).toBeNull()
-    expect(await store.resolve(stranger, alert!.alertId, new Date())).toBeNull()
-    expect((await store.get(owner, alert!.alertId))?.status).toBe('open')
-    expect(await store.get(owner, 'not-a-uuid')).toBeNull()
-    expect(await store.resolve(owner, '00000000-0000-4000-8000-000000000000', new Date())).toBeNull()
+    const number = await numberOf(alert!.alertId)
+    expect(await store.get(stranger, number)).toBeNull()
+    expect(await store.resolve(stranger, number, new Date())).toBeNull()
+    expect((await store.get(owner, number))?.status).toBe('open')
+    expect(await store.get(owner, 2 ** 40)).toBeNull()
+    expect(await store.resolve(owner, 2 ** 40, new Date())).toBeNull()
     expect(await eventsOf(db(), stranger)).toEqual([])
   })
 })
