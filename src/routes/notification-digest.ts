@@ -25,6 +25,11 @@ export function notificationDigestRoutes(deps: DigestPreviewDeps) {
       async ({ principal, set }) => {
         set.headers['content-type'] = 'text/html; charset=utf-8'
         set.headers['cache-control'] = 'no-store'
+        // Mail HTML, shown as a page if opened: no script, no outside fetch, only its inline styles
+        // and its embedded chart (a data: URL), and never sniffed as anything else.
+        set.headers['content-security-policy'] =
+          "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+        set.headers['x-content-type-options'] = 'nosniff'
         return previewDigest(deps.digest, principal.accountId)
       },
       {

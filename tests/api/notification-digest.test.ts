@@ -150,6 +150,9 @@ describe('the weekly digest', () => {
     )
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toStartWith('text/html')
+    // Opened as a page, the mail runs no script and fetches nothing (a hostile-input sweep).
+    expect(res.headers.get('content-security-policy')).toStartWith("default-src 'none'")
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff')
     const page = await res.text()
     expect(page).toContain('Weekly digest')
     expect(page).toContain('93.3%')
