@@ -78,6 +78,10 @@ function checkDomain(
   return { value }
 }
 
+/** The widest networks a managed source may name (a /8 is 16.7 million IPv4 addresses). */
+export const WIDEST_IP4 = 8
+export const WIDEST_IP6 = 16
+
 function checkNetwork(raw: unknown, kind: 'ip4' | 'ip6'): { value: string } | { message: string } {
   if (typeof raw !== 'string' || raw.trim() === '') return { message: `an ${kind} source needs a network` }
   const [addressText = '', prefixText, extra] = raw.trim().split('/')
@@ -96,6 +100,14 @@ function checkNetwork(raw: unknown, kind: 'ip4' | 'ip6'): { value: string } | { 
       return { message: `'/${prefixText}' is not a prefix length from 1 to ${max}` }
     }
     if (prefix === 0) return { message: `/0 would authorise every ${kind} address on the Internet` }
+    // No sender needs more: the largest networks providers publish in SPF are /11-/16 for IPv4
+    // and /19-/36 for IPv6. A /1 authorised half the Internet without a word.
+    const widest = kind === 'ip4' ? WIDEST_IP4 : WIDEST_IP6
+    if (prefix < widest) {
+      return {
+        message: `/${prefix} would authorise ${kind === 'ip4' ? 2 ** (32 - prefix) : `2^${128 - prefix}`} addresses: give a network of /${widest} or narrower`,
+      }
+    }
   }
   // Host bits cleared: ip4:192.0.2.1/24 matches exactly what ip4:192.0.2.0/24 does (RFC 7208 §5.6).
   return { value: formatNetwork(network(address, prefix)) }

@@ -90,6 +90,32 @@ describe('validating sources', () => {
     })
   })
 
+  test('a network wider than /8 (IPv4) or /16 (IPv6) is refused: it would authorise a share of the Internet', () => {
+    // Found by a hostile-input sweep: 198.51.100.0/1 was kept as 128.0.0.0/1, half of IPv4.
+    const errors = errorsOf(
+      validateSources(
+        [
+          { kind: 'ip4', network: '198.51.100.0/1' },
+          { kind: 'ip4', network: '10.0.0.0/7' },
+          { kind: 'ip6', network: '2001:db8::/15' },
+        ] as ManagedSource[],
+        ZONE,
+      ),
+    )
+    expect(Object.keys(errors)).toEqual(['sources[0].network', 'sources[1].network', 'sources[2].network'])
+    expect(errors['sources[0].network']![0]).toBe(
+      '/1 would authorise 2147483648 addresses: give a network of /8 or narrower',
+    )
+    const widest = validateSources(
+      [
+        { kind: 'ip4', network: '40.0.0.0/8' },
+        { kind: 'ip6', network: '2001:db8::/16' },
+      ] as ManagedSource[],
+      ZONE,
+    )
+    expect(widest.ok).toBe(true)
+  })
+
   test('every invalid source is reported at its index with a precise message', () => {
     const sources = [
       { kind: 'include', domain: 'ok.example' },
