@@ -50,6 +50,11 @@ export interface AppliedPlan {
 export interface AlertStore {
   /** By its public number; null for an unknown alert or another account's. */
   get(accountId: string, number: number): Promise<StoredAlert | null>
+  /**
+   * The number of the account's alert with this row key: a link written before alerts had numbers
+   * (`/alerts/<uuid>` in an older mail) finds its alert. null for none, another account's, or no uuid.
+   */
+  numberOf(accountId: string, alertId: string): Promise<number | null>
   /** The open alerts of one domain (or the account-wide ones for null), as reconcile takes them. */
   openAlerts(accountId: string, domainId: number | null): Promise<OpenAlert[]>
   /** Applies a reconcile plan in one transaction with its events. */

@@ -66,6 +66,15 @@ export function pgAlertStore(db: Db): AlertStore {
   return {
     get,
 
+    async numberOf(accountId: string, alertId: string) {
+      if (!UUID.test(alertId)) return null
+      const rows = await db
+        .select({ number: alerts.number })
+        .from(alerts)
+        .where(and(eq(alerts.accountId, accountId), eq(alerts.id, alertId.toLowerCase())))
+      return rows[0]?.number ?? null
+    },
+
     /** The open alerts of one domain (or the account-wide ones for null), as reconcile takes them. */
     async openAlerts(accountId: string, domainId: number | null): Promise<OpenAlert[]> {
       const rows = await db
@@ -229,3 +238,6 @@ function insertValues(accountId: string, domainId: number | null, candidate: Ale
     updatedAt: now,
   }
 }
+
+// Row keys, for links written before alerts had numbers: anything else is no alert, never a cast error.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

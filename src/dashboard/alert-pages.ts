@@ -78,6 +78,11 @@ export function alertPages(s: DashboardServices, sessions: ReturnType<typeof ses
       async ({ session, params, query, request }) => {
         noteAccount(request, session)
         const number = idOf(param(params.id))
+        if (number === null) {
+          // A link from a mail sent before alerts had numbers names the alert's uuid.
+          const renamed = await s.alerts.numberOf(session.accountId, param(params.id))
+          if (renamed !== null) return redirectTo(`/alerts/${renamed}`)
+        }
         const alert = number === null ? null : await s.alerts.get(session.accountId, number)
         if (alert === null) return notFound(session)
         const notice = (query as Record<string, string>).resolved === '1' ? 'The alert is resolved.' : null

@@ -18,6 +18,8 @@ let other: FormClient
 let accountId: string
 let otherAlertId: number
 const alertIds: Record<string, number> = {}
+const alertUuids: Record<string, string> = {}
+let otherAlertUuid: string
 
 const suffix = Math.random().toString(36).slice(2, 8)
 
@@ -109,6 +111,8 @@ beforeAll(async () => {
   )
   for (const alert of (await store.list(accountId, {}, { page: 1, perPage: 100 })).items)
     alertIds[alert.type] = alert.number
+  for (const alert of (await store.list(accountId, {}, { page: 1, perPage: 100 })).items)
+    alertUuids[alert.type] = alert.alertId
   await store.applyPlan(
     otherAccount,
     null,
@@ -120,6 +124,7 @@ beforeAll(async () => {
     now,
   )
   otherAlertId = (await store.list(otherAccount, {}, { page: 1, perPage: 10 })).items[0]!.number
+  otherAlertUuid = (await store.list(otherAccount, {}, { page: 1, perPage: 10 })).items[0]!.alertId
 
   // Report figures: two days of totals, a failing source, one report.
   const db = t.db.database.db
@@ -236,8 +241,14 @@ describe('alerts', () => {
     expect(page.html).toContain(`action="/alerts/${alertIds.dmarc_failure_rate}/resolve"`)
   })
 
+  test('a link from before alerts had numbers (/alerts/<uuid>) goes to the alert', async () => {
+    const page = await client.get(`/alerts/${alertUuids.dmarc_failure_rate}`)
+    expect(page.status).toBe(303)
+    expect(page.headers.get('location')).toBe(`/alerts/${alertIds.dmarc_failure_rate}`)
+  })
+
   test("another account's alert, or a malformed id, is a 404 page", async () => {
-    for (const id of [otherAlertId, 'not-a-number']) {
+    for (const id of [otherAlertId, otherAlertUuid, 'not-a-number']) {
       const page = await client.get(`/alerts/${id}`)
       expect(page.status).toBe(404)
       expect(page.html).toContain('Alert not found')
