@@ -4,6 +4,7 @@
 
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import { type Failure, fail, invalid, ok, type Result } from '../shared/result.ts'
+import { isUuid } from '../shared/uuid.ts'
 import {
   type ParsedCredentials,
   PROVIDER_KINDS,
@@ -133,8 +134,6 @@ export async function authenticateProvider(
   return ok(connection)
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 export const connectionNotFound = () => fail<never>({ code: 'not_found', resource: 'provider' })
 
 /**
@@ -146,7 +145,7 @@ export async function resolveConnection(
   accountId: string,
   ref: string,
 ): Promise<Result<Connection>> {
-  if (UUID.test(ref)) {
+  if (isUuid(ref)) {
     const found = await deps.connections.get(accountId, ref.toLowerCase())
     return found === null ? connectionNotFound() : ok(found)
   }
@@ -167,7 +166,7 @@ export async function deleteConnection(
   accountId: string,
   id: string,
 ): Promise<Result<null>> {
-  if (!UUID.test(id)) return connectionNotFound()
+  if (!isUuid(id)) return connectionNotFound()
   return (await deps.connections.remove(accountId, id.toLowerCase())) ? ok(null) : connectionNotFound()
 }
 

@@ -1,5 +1,6 @@
 import { encodeBase64urlNoPadding } from '@oslojs/encoding'
 import type { RandomBytes } from '../shared/random.ts'
+import { isUuid } from '../shared/uuid.ts'
 
 // docs/webhooks.md: what a webhook request carries. The body is built per attempt, because `timestamp` is
 // the time of that attempt; the signature covers these exact bytes, so the string built here is the
@@ -40,14 +41,12 @@ export function looksLikeWebhookSecret(value: string): boolean {
   return SECRET_SHAPE.test(value)
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 /**
  * `X-Webhook-Id`: the outbox event's UUID, lower-cased. One account has one URL, so an event is one
  * delivery, and its id stays the same across retries and manual redeliveries (as GitHub's delivery
  * GUID does): receivers deduplicate on it.
  */
 export function webhookDeliveryId(eventId: string): string {
-  if (!UUID.test(eventId)) throw new Error(`an outbox event id is a UUID, got ${JSON.stringify(eventId)}`)
+  if (!isUuid(eventId)) throw new Error(`an outbox event id is a UUID, got ${JSON.stringify(eventId)}`)
   return eventId.toLowerCase()
 }

@@ -9,6 +9,7 @@ import {
 } from '../../domain/alerts/lifecycle.ts'
 import type { AlertFilters, AlertStore, AppliedPlan, StoredAlert } from '../../domain/alerts/ports.ts'
 import { offsetOf, type Page, type PageRequest } from '../../domain/shared/pagination.ts'
+import { isUuid } from '../../domain/shared/uuid.ts'
 import { markedText, withDamageMarked } from '../db/damaged-text.ts'
 import type { Db } from '../db/database.ts'
 import { alerts } from '../db/schema/alerts.ts'
@@ -67,7 +68,7 @@ export function pgAlertStore(db: Db): AlertStore {
     get,
 
     async numberOf(accountId: string, alertId: string) {
-      if (!UUID.test(alertId)) return null
+      if (!isUuid(alertId)) return null
       const rows = await db
         .select({ number: alerts.number })
         .from(alerts)
@@ -238,6 +239,3 @@ function insertValues(accountId: string, domainId: number | null, candidate: Ale
     updatedAt: now,
   }
 }
-
-// Row keys, for links written before alerts had numbers: anything else is no alert, never a cast error.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

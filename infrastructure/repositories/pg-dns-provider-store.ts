@@ -4,6 +4,7 @@ import type { ProviderKind, ProviderSettings } from '../../domain/dns-providers/
 import type { DomainImport, ImportResult, ImportStore } from '../../domain/dns-providers/imports.ts'
 import type { Connection, ConnectionStore } from '../../domain/dns-providers/use-cases.ts'
 import { offsetOf } from '../../domain/shared/pagination.ts'
+import { isUuid } from '../../domain/shared/uuid.ts'
 import type { SecretBox } from '../crypto/secret-box.ts'
 import type { Db } from '../db/database.ts'
 import { dnsProviderConnections, dnsProviderImports } from '../db/schema/dns-providers.ts'
@@ -18,8 +19,6 @@ export const credentialsContext = (connectionId: string) => `dns-provider:${conn
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 type ConnectionRow = typeof dnsProviderConnections.$inferSelect
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function toConnection(row: ConnectionRow): Connection {
   const provider = row.provider as ProviderKind
@@ -84,13 +83,13 @@ export function pgConnectionStore(db: Db, deps: { secrets: SecretBox }) {
     },
 
     async get(accountId, id) {
-      if (!UUID.test(id)) return null
+      if (!isUuid(id)) return null
       const rows = await db.select().from(dnsProviderConnections).where(byId(accountId, id))
       return rows[0] === undefined ? null : toConnection(rows[0])
     },
 
     async remove(accountId, id) {
-      if (!UUID.test(id)) return false
+      if (!isUuid(id)) return false
       const rows = await db
         .delete(dnsProviderConnections)
         .where(byId(accountId, id))
@@ -182,7 +181,7 @@ export function pgImportStore(db: Db, deps: { boss?: PgBoss | null } = {}): Impo
     },
 
     async get(accountId, id) {
-      if (!UUID.test(id)) return null
+      if (!isUuid(id)) return null
       const rows = await select(
         and(eq(dnsProviderImports.accountId, accountId), eq(dnsProviderImports.id, id)),
       )
@@ -190,7 +189,7 @@ export function pgImportStore(db: Db, deps: { boss?: PgBoss | null } = {}): Impo
     },
 
     async load(id) {
-      if (!UUID.test(id)) return null
+      if (!isUuid(id)) return null
       const rows = await select(and(eq(dnsProviderImports.id, id)))
       return rows[0] === undefined ? null : toImport(rows[0])
     },

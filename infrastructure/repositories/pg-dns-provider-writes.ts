@@ -3,6 +3,7 @@ import type { ProviderKind } from '../../domain/dns-providers/credentials.ts'
 import type { RecordSet } from '../../domain/dns-providers/ports.ts'
 import type { ProviderWrite, WriteStore } from '../../domain/dns-providers/writes.ts'
 import { offsetOf } from '../../domain/shared/pagination.ts'
+import { isUuid } from '../../domain/shared/uuid.ts'
 import type { Db } from '../db/database.ts'
 import { dnsProviderWrites } from '../db/schema/dns-providers.ts'
 import { domains } from '../db/schema/domains.ts'
@@ -12,8 +13,6 @@ import { auditLog } from '../db/schema/spf.ts'
 // audit_log row are one transaction: an applied write or a rollback is never left unaudited.
 
 type Row = typeof dnsProviderWrites.$inferSelect
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function toWrite(row: Row): ProviderWrite {
   return {
@@ -89,7 +88,7 @@ export function pgWriteStore(db: Db): WriteStore {
     },
 
     async get(accountId, id) {
-      if (!UUID.test(id)) return null
+      if (!isUuid(id)) return null
       const rows = await db.select().from(dnsProviderWrites).where(byId(accountId, id))
       return rows[0] === undefined ? null : toWrite(rows[0])
     },

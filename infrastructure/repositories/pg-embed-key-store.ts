@@ -1,6 +1,7 @@
 import { and, asc, count, eq, isNull } from 'drizzle-orm'
 import type { EmbedKeyStore } from '../../domain/embed/embed-key.ts'
 import { offsetOf } from '../../domain/shared/pagination.ts'
+import { isUuid } from '../../domain/shared/uuid.ts'
 import type { Db } from '../db/database.ts'
 import { embedKeys } from '../db/schema/embed.ts'
 
@@ -11,8 +12,6 @@ const columns = {
   allowedOrigins: embedKeys.allowedOrigins,
   createdAt: embedKeys.createdAt,
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export function pgEmbedKeyStore(db: Db): EmbedKeyStore {
   return {
@@ -46,7 +45,7 @@ export function pgEmbedKeyStore(db: Db): EmbedKeyStore {
     },
     async revoke(accountId, id, at) {
       // A malformed id cannot name a key; answering "not found" avoids a database type error.
-      if (!UUID.test(id)) return false
+      if (!isUuid(id)) return false
       const rows = await db
         .update(embedKeys)
         .set({ revokedAt: at })

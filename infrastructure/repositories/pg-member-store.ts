@@ -2,6 +2,7 @@ import { and, desc, eq, exists, gt, isNull, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { Invitation, InvitationStore } from '../../domain/accounts/invitations.ts'
 import { type Member, type MemberStore, memberChangeProblem } from '../../domain/accounts/members.ts'
+import { isUuid } from '../../domain/shared/uuid.ts'
 import type { Db } from '../db/database.ts'
 import { accounts, apiTokens, memberships, users } from '../db/schema/accounts.ts'
 import { invitations } from '../db/schema/invitations.ts'
@@ -11,8 +12,6 @@ import { sessions } from '../db/schema/sessions.ts'
 // about: an id from another account is simply not found. Changes to who is in an account lock the
 // account's row first, so the rules checked (an owner acts, one owner remains) still hold when the
 // change is written.
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * The email of the account's first owner (first member without one), as accountLabel() picks it,
@@ -36,7 +35,7 @@ export function pgMemberStore(db: Db): MemberStore {
     list: (accountId) => listMembers(db, accountId),
 
     async apply(accountId, change, now) {
-      if (!UUID.test(change.userId)) return { ok: false, problem: 'not_found' }
+      if (!isUuid(change.userId)) return { ok: false, problem: 'not_found' }
       return db.transaction(async (transaction) => {
         const tx = transaction as unknown as Db
         await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('update')
@@ -90,7 +89,7 @@ export function pgMemberStore(db: Db): MemberStore {
     },
 
     async switchSession(idHash, userId, accountId) {
-      if (!UUID.test(accountId)) return false
+      if (!isUuid(accountId)) return false
       const member = db
         .select({ one: sql`1` })
         .from(memberships)
@@ -158,7 +157,7 @@ export function pgInvitationStore(db: Db): InvitationStore {
     },
 
     async revoke(accountId, id, now) {
-      if (!UUID.test(id)) return false
+      if (!isUuid(id)) return false
       const rows = await db
         .update(invitations)
         .set({ revokedAt: now })

@@ -12,6 +12,7 @@ import type {
   UnsubscribeTarget,
   UnsubscribeTokenStore,
 } from '../../domain/notifications/mail-ports.ts'
+import { isUuid } from '../../domain/shared/uuid.ts'
 import { type Db, rowsOf } from '../db/database.ts'
 import { memberships, users } from '../db/schema/accounts.ts'
 import { alerts } from '../db/schema/alerts.ts'
@@ -201,7 +202,7 @@ export async function queueAlertMails(
     const alertId = (event.data as { alert_id?: unknown } | null)?.alert_id
     // The alert's number; an event written before alerts had numbers holds its uuid.
     const number = Number.isSafeInteger(alertId) ? (alertId as number) : null
-    const uuid = typeof alertId === 'string' && UUID.test(alertId) ? alertId : null
+    const uuid = typeof alertId === 'string' && isUuid(alertId) ? alertId : null
     if (number === null && uuid === null) return []
     if (event.type !== 'alert.created' && event.type !== 'alert.resolved') return []
     const change = event.type === 'alert.created' ? 'created' : 'resolved'
@@ -247,5 +248,3 @@ export async function pruneNotificationMail(db: Db): Promise<void> {
   await db.execute(sql`delete from alert_mail_queue where mailed_at < now() - interval '30 days'`)
   await db.execute(sql`delete from digest_runs where local_date < current_date - 60`)
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

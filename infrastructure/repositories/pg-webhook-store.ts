@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { PageRequest } from '../../domain/shared/pagination.ts'
 import { offsetOf } from '../../domain/shared/pagination.ts'
+import { isUuid } from '../../domain/shared/uuid.ts'
 import type { DeliveryState } from '../../domain/webhooks/schedule.ts'
 import type {
   Redelivery,
@@ -22,7 +23,6 @@ import { webhookAttempts, webhookDeliveries, webhookSettings } from '../db/schem
 /** The secret box context: a sealed secret copied to another account's row does not open there. */
 export const secretContext = (accountId: string) => `webhook:${accountId}`
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 type DeliveryRow = typeof webhookDeliveries.$inferSelect
 
@@ -133,7 +133,7 @@ export function pgWebhookStore(db: Db, deps: { secrets: SecretBox }): WebhookSto
     },
 
     async getDelivery(accountId: string, id: string): Promise<WebhookDelivery | null> {
-      if (!UUID.test(id)) return null
+      if (!isUuid(id)) return null
       const rows = await db
         .select()
         .from(webhookDeliveries)
@@ -177,7 +177,7 @@ export function pgWebhookStore(db: Db, deps: { secrets: SecretBox }): WebhookSto
      * current URL. Refused while a chain is running: two chains would send overlapping attempts.
      */
     async redeliver(accountId: string, id: string, now: Date): Promise<Redelivery> {
-      if (!UUID.test(id)) return { kind: 'not_found' }
+      if (!isUuid(id)) return { kind: 'not_found' }
       return db.transaction(async (tx) => {
         const mine = and(eq(webhookDeliveries.accountId, accountId), eq(webhookDeliveries.id, id))
         // Locked, so a delivery the nightly retention deletes meanwhile is not found (404) rather
