@@ -10,7 +10,7 @@ export interface ForensicFilter {
   domainId?: number
   /** Arrived at or after. */
   since?: Date | undefined
-  /** Arrived before (the first millisecond past the `until` asked for: domain/shared/time-filters.ts). */
+  /** Arrived before (the first millisecond past the `until` asked for: domain/reports/time-filters.ts). */
   until?: Date | undefined
   sourceIp?: string | undefined
 }

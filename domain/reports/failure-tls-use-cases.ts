@@ -1,11 +1,11 @@
 import type { Page, PageRequest } from '../shared/pagination.ts'
 import { fail, invalid, ok, type Result } from '../shared/result.ts'
-import { timeFilters } from '../shared/time-filters.ts'
-import { formatIp, parseIp, unmapIpv4 } from '../spf/ip.ts'
+import { canonicalIpText } from '../spf/ip.ts'
 import type { ReportDomainIds } from './aggregate-reads.ts'
 import { type PeriodInput, reportDomainId } from './aggregate-use-cases.ts'
 import type { FailureTlsReads, TlsSummary } from './failure-tls-reads.ts'
 import { type Period, periodOf } from './period.ts'
+import { timeFilters } from './time-filters.ts'
 
 // The failure (forensic, RFC 6591) and TLS-RPT (RFC 8460) reads of the API (docs/api.md). A domain
 // named in the request is the caller's or 403 `domain_not_found`, checked before anything else.
@@ -33,13 +33,9 @@ export async function listFailureReports(
   if (!times.ok) return times
   // IPv4 or IPv6 (RFC 6591 Source-IP is either), matched in the spelling reports are stored in
   // (RFC 5952; an IPv4-mapped address as its IPv4 address).
-  const ip = input.sourceIp === undefined ? undefined : parseIp(input.sourceIp)
-  if (ip === null) return invalid('source_ip', 'The source_ip field must be an IPv4 or IPv6 address.')
-  const filter = {
-    domainId,
-    ...times.value,
-    sourceIp: ip === undefined ? undefined : formatIp(unmapIpv4(ip)),
-  }
+  const sourceIp = input.sourceIp === undefined ? undefined : canonicalIpText(input.sourceIp)
+  if (sourceIp === null) return invalid('source_ip', 'The source_ip field must be an IPv4 or IPv6 address.')
+  const filter = { domainId, ...times.value, sourceIp }
   return ok(await deps.failureTls.listForensic(input.accountId, filter, input.page))
 }
 

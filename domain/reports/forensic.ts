@@ -1,4 +1,4 @@
-import { formatIp, parseIp, unmapIpv4 } from '../spf/ip.ts'
+import { canonicalIpText } from '../spf/ip.ts'
 import { findPlainTextDetails } from './forensic-plain-text.ts'
 import {
   allFields,
@@ -234,8 +234,7 @@ function normalizeIp(value: string | null): string | null {
       .replace(/^\[|\]$/g, '')
       .replace(/^ipv6:/i, ''),
   )
-  const ip = parseIp(cleaned)
-  return ip === null ? null : formatIp(unmapIpv4(ip))
+  return canonicalIpText(cleaned)
 }
 
 /**

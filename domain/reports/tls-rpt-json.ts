@@ -1,7 +1,7 @@
 // The JSON field readers of the TLS-RPT parser (domain/reports/tls-rpt.ts): each reads one value
 // of RFC 8460 §4's shape and throws Invalid, naming its path, for anything else.
 
-import { formatIp, parseIp, unmapIpv4 } from '../spf/ip.ts'
+import { canonicalIpText } from '../spf/ip.ts'
 import { dateTimeMs, END_INSTANT_MS, FIRST_INSTANT_MS } from './period.ts'
 import type { TlsRptLimits, TlsRptParseError } from './tls-rpt.ts'
 
@@ -17,8 +17,7 @@ export type Json = Record<string, unknown>
  * store theirs, so the same sender is the same text; a value that is no address is kept as written.
  */
 export function canonicalIp(value: string | null): string | null {
-  const ip = value === null ? null : parseIp(value.trim())
-  return ip === null ? value : formatIp(unmapIpv4(ip))
+  return value === null ? null : (canonicalIpText(value.trim()) ?? value)
 }
 
 export function invalid(path: string, message: string): never {

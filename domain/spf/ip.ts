@@ -144,6 +144,15 @@ export function unmapIpv4(ip: IpAddress): IpAddress {
   return { family: 4, bytes: ip.bytes.slice(12) }
 }
 
+/**
+ * An address in the one spelling reports are stored in: RFC 5952 for IPv6, an IPv4-mapped one as
+ * its IPv4 address (unmapIpv4); null for text that is no address.
+ */
+export function canonicalIpText(text: string): string | null {
+  const ip = parseIp(text)
+  return ip === null ? null : formatIp(unmapIpv4(ip))
+}
+
 /** Dotted quad, or RFC 5952 canonical IPv6 (lower case, longest zero run compressed). */
 export function formatIp(ip: IpAddress): string {
   if (ip.family === 4) return Array.from(ip.bytes).join('.')

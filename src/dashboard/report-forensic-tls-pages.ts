@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { ActiveSession } from '../../domain/accounts/sessions.ts'
+import { timeFilters } from '../../domain/reports/time-filters.ts'
 import type { sessionPlugin } from '../../plugins/session.ts'
 import { noteAccount, viewerOf } from './guards.ts'
 import { htmlResponse, messagePage } from './layout.ts'
@@ -27,15 +28,13 @@ export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<type
         const filter = await reportFilterOf(s, session.accountId, query as Query, false)
         if (filter.choice.unknown)
           return notFound(session, 'Domain not found', 'This domain is not in your account.')
-        // The period's days whole, in UTC, against the arrival date (else the time we received it).
+        // The period's days whole, in UTC, against the arrival date (else the time we received it),
+        // bounded as the API's since/until are: the period is valid, so its days always are.
         const { period } = filter.period
+        const times = timeFilters({ since: period.from, until: period.to })
         const found = await s.forensicTls.listForensic(
           session.accountId,
-          {
-            domainId: filter.choice.domainId ?? undefined,
-            since: new Date(`${period.from}T00:00:00.000Z`),
-            until: dayAfter(period.to),
-          },
+          { domainId: filter.choice.domainId ?? undefined, ...(times.ok ? times.value : {}) },
           { page: filter.page, perPage: PER_PAGE },
         )
         return htmlResponse(
@@ -97,13 +96,4 @@ export function forensicTlsPages(s: DashboardServices, sessions: ReturnType<type
       },
       { session: true },
     )
-}
-
-/**
- * The first instant past a period's last day (the filter's `until` is exclusive); none past
- * 9999-12-31, which PostgreSQL could not read back (toISOString writes `+010000-…`).
- */
-function dayAfter(day: string): Date | undefined {
-  const next = Date.parse(`${day}T00:00:00.000Z`) + 86_400_000
-  return next < Date.parse('9999-12-31T23:59:59.999Z') ? new Date(next) : undefined
 }

@@ -11,7 +11,7 @@ import { intelligenceDepsFor, sourceDepsFor } from '../../domain/sources/scoped-
 import { simulateProposal } from '../../domain/sources/simulate-proposal.ts'
 import { sourceIntelligence } from '../../domain/sources/source-intelligence.ts'
 import { resolveSpfTree } from '../../domain/spf/include-tree.ts'
-import { formatIp, parseIp, unmapIpv4 } from '../../domain/spf/ip.ts'
+import { canonicalIpText } from '../../domain/spf/ip.ts'
 import { apiModels, authErrors, PaginationQuery } from '../../plugins/api-models.ts'
 import { type AuthDeps, authPlugin } from '../../plugins/auth.ts'
 import { item, pageRequest } from '../../plugins/envelope.ts'
@@ -51,9 +51,9 @@ const domainErrors = { ...authErrors, 403: 'Error' } as const
  * IPv4-mapped IPv6 address (`::ffff:192.0.2.7`) is its IPv4 address, as intake stores it.
  */
 function sourceIp(text: string): Result<string> {
-  const parsed = parseIp(text.trim())
-  if (parsed === null) return invalid('source', 'The source must be an IP address (IPv4 or IPv6).')
-  return { ok: true, value: formatIp(unmapIpv4(parsed)) }
+  const canonical = canonicalIpText(text.trim())
+  if (canonical === null) return invalid('source', 'The source must be an IP address (IPv4 or IPv6).')
+  return { ok: true, value: canonical }
 }
 
 export function sourceRoutes(deps: SourceRouteDeps) {

@@ -1,12 +1,10 @@
-import { dateTimeMs, END_INSTANT_MS, FIRST_INSTANT_MS } from '../reports/period.ts'
-import { invalid, ok, type Result } from './result.ts'
+import { invalid, ok, type Result } from '../shared/result.ts'
+import { dateTimeMs, END_INSTANT_MS, FIRST_INSTANT_MS } from './period.ts'
 
-// The `since`/`until` filters of the lists that take them (alerts, failure reports; docs/api.md):
-// strict ISO 8601, never a date rolled over or a timestamp read in the server's time zone.
-
-// Dates and timestamps of `since`/`until` (docs/api.md "Alerts"): ISO 8601 as RFC 3339 §5.6
-// profiles it, but seconds may be left out; a time always has its offset; `T` may be lower case or
-// a space (§5.6 NOTE).
+// The `since`/`until` filters of the lists that take them (alerts, failure reports, the dashboard's
+// failure list; docs/api.md): ISO 8601 as RFC 3339 §5.6 profiles it, but seconds may be left out; a
+// time always has its offset; `T` may be lower case or a space (§5.6 NOTE). Never a date rolled
+// over, nor a timestamp read in the server's time zone.
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:[Zz]|([+-])(\d{2}):(\d{2})))?$/
 const DAY_MS = 86_400_000
@@ -25,7 +23,7 @@ const before = (a: Instant, b: Instant) => a.ms < b.ms || (a.ms === b.ms && a.ns
 /**
  * The instant a date (midnight UTC) or a timestamp names, or null when a field is out of range
  * (RFC 3339 §5.7: hour 00-23, minute 00-59, second 00-59, offset at most 23:59). No leap second:
- * created_at is POSIX time, which has none.
+ * the times filtered are POSIX time, which has none.
  */
 function instantOf(match: RegExpExecArray): Instant | null {
   const field = (i: number) => Number(match[i] ?? 0)
@@ -79,15 +77,15 @@ function instant(field: string, text: string, end: boolean): Result<Instant> {
 }
 
 /**
- * `since` as the store's bound (created_at at or after). created_at holds whole milliseconds (the
- * service's clock, a JS Date), so an instant between two rounds up to the next.
+ * `since` as the store's bound (at or after). A Date holds whole milliseconds, so an instant between
+ * two rounds up to the next.
  */
 const sinceBound = (since: Instant) => new Date(since.ns > 0 ? since.ms + 1 : since.ms)
 
 /**
- * `until` as the store's bound, the first millisecond past it (created_at before); none when that
- * would be 10000-01-01: PostgreSQL refuses it as a parameter (toISOString writes `+010000-…`),
- * and no created_at is later than 9999-12-31T23:59:59.999Z, written from a JS Date the same way.
+ * `until` as the store's bound, the first millisecond past it (before); none when that would be
+ * 10000-01-01: PostgreSQL refuses it as a parameter (toISOString writes `+010000-…`), and no stored
+ * time is later than 9999-12-31T23:59:59.999Z, written from a JS Date the same way.
  */
 const untilBound = (until: Instant) => (until.ms < LAST_MS ? new Date(until.ms + 1) : undefined)
 
